@@ -1,0 +1,10 @@
+"""drawb, the DRA workbench: Kubernetes Dynamic Resource Allocation for GPUs in Jupyter."""
+
+__version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython) -> None:
+    """Register the %dra magics (``%load_ext drawb``)."""
+    from drawb.notebook.magics import DRAMagics
+
+    ipython.register_magics(DRAMagics(shell=ipython))
