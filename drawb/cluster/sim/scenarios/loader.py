@@ -1,0 +1,172 @@
+"""Load a bundled scenario, or generate a synthetic one, as Kubernetes objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+from drawb.cluster.sim.catalog import MODELS
+from drawb.cluster.sim.classes import nvidia_device_classes
+from drawb.cluster.sim.nodes import node_object
+from drawb.cluster.sim.publish import (
+    Gpu,
+    GpuNode,
+    MigInstance,
+    compute_domain_slice,
+    gpu_slice,
+)
+
+
+class ScenarioError(ValueError):
+    """A scenario name or file that cannot be used."""
+
+
+@dataclass
+class Scenario:
+    """A simulated cluster's hardware as the API server would hold it."""
+
+    name: str
+    description: str
+    gpu_nodes: list[GpuNode]
+    nodes: list[dict]
+    resource_slices: list[dict]
+    device_classes: list[dict]
+
+    @property
+    def device_count(self) -> int:
+        """GPU and MIG devices published by ``gpu.nvidia.com``."""
+        return sum(
+            len(s["spec"]["devices"]) for s in self.resource_slices if s["spec"]["driver"] == "gpu.nvidia.com"
+        )
+
+
+def list_scenarios() -> dict[str, str]:
+    """Bundled scenario names and their one-line descriptions."""
+    found = {}
+    for entry in resources.files(__package__).iterdir():
+        if entry.name.endswith(".yaml"):
+            found[entry.name[:-5]] = yaml.safe_load(entry.read_text()).get("description", "")
+    found["synthetic"] = "generated cluster of any size: synthetic:<nodes>[x<devices per node>]"
+    return dict(sorted(found.items()))
+
+
+def build_scenario(name: str = "default") -> Scenario:
+    """The bundled scenario ``name``, or ``synthetic:<nodes>[x<devices per node>]``."""
+    if name.startswith("synthetic"):
+        return _synthetic_from_name(name)
+    path = resources.files(__package__) / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(list_scenarios())
+        raise ScenarioError(f"unknown scenario {name!r}; known scenarios: {known}")
+    spec = yaml.safe_load(path.read_text())
+    gpu_nodes = [_parse_node(name, i, n) for i, n in enumerate(spec.get("nodes", []))]
+    return _assemble(name, spec.get("description", ""), gpu_nodes)
+
+
+def _synthetic_from_name(name: str) -> Scenario:
+    _, _, size = name.partition(":")
+    try:
+        nodes, _, per_node = (size or "100").partition("x")
+        return synthetic(int(nodes), int(per_node or 10))
+    except ValueError:
+        raise ScenarioError(
+            f"bad synthetic scenario {name!r}: write synthetic:<nodes>[x<devices per node>], e.g. synthetic:10000x10"
+        ) from None
+
+
+def _parse_node(scenario: str, index: int, raw: dict) -> GpuNode:
+    where = f"scenario {scenario!r} node #{index}"
+    try:
+        if raw["model"] not in MODELS:
+            raise ScenarioError(f"{where}: unknown model {raw['model']!r}; known: {', '.join(MODELS)}")
+        gpus = tuple(
+            Gpu(
+                minor=g["minor"],
+                pci_bus_id=g["pci"],
+                pcie_root=g.get("root"),
+                mig=tuple(_parse_mig(m) for m in g.get("mig", ())),
+            )
+            for g in raw["gpus"]
+        )
+        return GpuNode(
+            name=raw["name"],
+            model=raw["model"],
+            driver_version=str(raw["driver_version"]),
+            cuda_driver_version=str(raw["cuda_driver_version"]),
+            gpus=gpus,
+            addressing_mode=raw.get("addressing_mode"),
+            labels=dict(raw.get("labels", {})),
+            pool_generation=int(raw.get("pool_generation", 1)),
+        )
+    except KeyError as missing:
+        raise ScenarioError(f"{where}: missing field {missing}") from None
+
+
+def _parse_mig(text: str) -> MigInstance:
+    profile, _, start = text.partition("@")
+    return MigInstance(profile=profile, start=int(start or 0))
+
+
+def _assemble(name: str, description: str, gpu_nodes: list[GpuNode]) -> Scenario:
+    slices = [gpu_slice(name, n) for n in gpu_nodes] + [compute_domain_slice(name, n) for n in gpu_nodes]
+    return Scenario(
+        name=name,
+        description=description,
+        gpu_nodes=gpu_nodes,
+        nodes=[node_object(name, n) for n in gpu_nodes],
+        resource_slices=slices,
+        device_classes=nvidia_device_classes(),
+    )
+
+
+_SYNTHETIC_MODELS = (
+    ("A100-SXM4-40GB", "570.172.08", "12.8", None),
+    ("H100-80GB-HBM3", "580.95.05", "13.0", "None"),
+    ("H200", "580.159.03", "13.0", "None"),
+    ("L4", "570.172.08", "12.8", None),
+)
+
+
+def synthetic(nodes: int, devices_per_node: int = 10) -> Scenario:
+    """A deterministic cluster of ``nodes`` GPU nodes with ``devices_per_node`` devices each.
+
+    Models rotate A100, H100, H200, L4. Every H100 node whose device count allows it has its
+    last GPU split into seven ``1g.10gb`` MIG devices, so selectors on ``profile`` have work.
+    """
+    if nodes < 0 or devices_per_node < 1:
+        raise ScenarioError("synthetic clusters need nodes >= 0 and devices_per_node >= 1")
+    gpu_nodes = []
+    for i in range(nodes):
+        key, driver, cuda, addressing = _SYNTHETIC_MODELS[i % len(_SYNTHETIC_MODELS)]
+        split = key == "H100-80GB-HBM3" and devices_per_node >= 8
+        full = devices_per_node - 7 if split else devices_per_node
+        gpus = [_synthetic_gpu(i, minor) for minor in range(full)]
+        if split:
+            mig = tuple(MigInstance("1g.10gb", start) for start in range(7))
+            gpus.append(Gpu(full, _pci(i, full), _root(i, full), mig))
+        gpu_nodes.append(
+            GpuNode(
+                name=f"gpu-node-{i:05d}",
+                model=key,
+                driver_version=driver,
+                cuda_driver_version=cuda,
+                gpus=tuple(gpus),
+                addressing_mode=addressing,
+                labels={"drawb.dev/rack": f"rack-{i // 32:04d}"},
+            )
+        )
+    return _assemble(f"synthetic:{nodes}x{devices_per_node}", "generated cluster", gpu_nodes)
+
+
+def _pci(node: int, minor: int) -> str:
+    return f"0000:{(0x18 + minor * 0x11) % 256:02x}:00.0"
+
+
+def _root(node: int, minor: int) -> str:
+    return f"pci0000:{(0x15 + (minor // 2) * 0x22) % 256:02x}"
+
+
+def _synthetic_gpu(node: int, minor: int) -> Gpu:
+    return Gpu(minor, _pci(node, minor), _root(node, minor))

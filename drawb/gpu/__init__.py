@@ -1,0 +1,1 @@
+"""Local GPUs: NVML discovery and nvidia-smi output (parse and produce)."""

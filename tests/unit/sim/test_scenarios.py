@@ -1,0 +1,82 @@
+"""The simulated scenarios publish what the real NVIDIA driver publishes."""
+
+from __future__ import annotations
+
+import pytest
+
+from drawb.cluster.sim.scenarios import ScenarioError, build_scenario, list_scenarios, synthetic
+from tests.conftest import load_fixture
+
+VOLATILE = {"uuid", "parentUUID"}
+
+
+def _by_device(slices: list[dict]) -> dict[tuple[str, str, str], dict]:
+    return {
+        (s["spec"]["driver"], s["spec"]["nodeName"], d["name"]): d
+        for s in slices
+        for d in s["spec"]["devices"]
+    }
+
+
+def _plain(device: dict) -> dict:
+    attrs = {k: v for k, v in device.get("attributes", {}).items() if k not in VOLATILE}
+    return {"attributes": attrs, "capacity": device.get("capacity", {})}
+
+
+def test_default_scenario_matches_the_driver_fixture_device_for_device():
+    ours = _by_device(build_scenario("default").resource_slices)
+    real = _by_device(load_fixture("resourceslices.yaml"))
+    assert sorted(ours) == sorted(real)
+    for key, device in real.items():
+        assert _plain(ours[key]) == _plain(device), key
+
+
+def test_default_scenario_pools_and_slice_names_follow_the_driver():
+    real = {(s["spec"]["driver"], s["spec"]["pool"]["name"]): s for s in load_fixture("resourceslices.yaml")}
+    for ours in build_scenario().resource_slices:
+        spec = ours["spec"]
+        twin = real[(spec["driver"], spec["pool"]["name"])]
+        assert spec["pool"] == twin["spec"]["pool"]
+        assert ours["metadata"]["generateName"] == twin["metadata"]["generateName"]
+        assert len(ours["metadata"]["name"]) == len(twin["metadata"]["name"])
+        assert ours["metadata"]["ownerReferences"][0]["name"] == spec["nodeName"]
+
+
+def test_uuids_are_unique_and_mig_parents_exist():
+    devices = [d for s in build_scenario().resource_slices for d in s["spec"]["devices"]]
+    uuids = [d["attributes"]["uuid"]["string"] for d in devices if "uuid" in d["attributes"]]
+    assert len(uuids) == len(set(uuids)) == 38
+    parents = {d["attributes"]["parentUUID"]["string"] for d in devices if "parentUUID" in d["attributes"]}
+    assert parents and all(p.startswith("GPU-") for p in parents)
+
+
+def test_scenarios_are_deterministic():
+    assert build_scenario().resource_slices == build_scenario().resource_slices
+    assert synthetic(5).resource_slices == synthetic(5).resource_slices
+
+
+def test_default_scenario_has_the_five_chart_device_classes():
+    names = [c["metadata"]["name"] for c in build_scenario().device_classes]
+    expected = [c["metadata"]["name"] for c in load_fixture("deviceclasses.yaml")]
+    assert sorted(names) == sorted(expected)
+    real = {c["metadata"]["name"]: c["spec"] for c in load_fixture("deviceclasses.yaml")}
+    for cls in build_scenario().device_classes:
+        assert cls["spec"] == real[cls["metadata"]["name"]]
+
+
+@pytest.mark.parametrize("nodes,per_node", [(1, 10), (4, 10), (8, 3), (12, 8)])
+def test_synthetic_clusters_have_the_asked_size(nodes, per_node):
+    scenario = synthetic(nodes, per_node)
+    assert scenario.device_count == nodes * per_node
+    assert len(scenario.nodes) == nodes
+    names = [s["metadata"]["name"] for s in scenario.resource_slices]
+    assert len(names) == len(set(names))
+
+
+def test_synthetic_by_name_and_bad_names():
+    assert build_scenario("synthetic:3x4").device_count == 12
+    with pytest.raises(ScenarioError, match="synthetic:<nodes>"):
+        build_scenario("synthetic:lots")
+    with pytest.raises(ScenarioError, match="known scenarios: default"):
+        build_scenario("nope")
+    assert "default" in list_scenarios()
