@@ -5,6 +5,7 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython) -> None:
     """Register the %dra magics (``%load_ext drawb``)."""
-    from drawb.notebook.magics import DRAMagics
+    from drawb.notebook.magics import DRAMagics, reference_doc
 
+    DRAMagics.dra.__doc__ = reference_doc()
     ipython.register_magics(DRAMagics(shell=ipython))

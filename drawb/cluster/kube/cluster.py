@@ -1,0 +1,155 @@
+"""KubeCluster: the Cluster protocol over a real API server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kubernetes import config as kube_config
+from kubernetes.config.config_exception import ConfigException
+
+from drawb.cluster.kube.http import request
+from drawb.cluster.protocol import (
+    FIELD_MANAGER,
+    KINDS,
+    ClusterError,
+    NotConnected,
+    NotManagedByDrawb,
+    is_managed,
+    kind_of,
+    with_managed_label,
+)
+
+PAGE_SIZE = 500
+
+
+class KubeCluster:
+    """A cluster reached through a kubeconfig (default: ``$KUBECONFIG`` or ``~/.kube/config``)."""
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None):
+        try:
+            self.client = kube_config.new_client_from_config(config_file=kubeconfig, context=context)
+        except (ConfigException, FileNotFoundError, OSError) as exc:
+            where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
+            raise NotConnected(
+                f"no usable kubeconfig at {where}: {str(exc).rstrip('.')}. Pass --kubeconfig PATH, or connect to the "
+                "simulated cluster with `%dra connect` alone"
+            ) from None
+        host = self.client.configuration.host
+        self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
+
+    def _path(self, kind: str, namespace: str | None = None, name: str | None = None) -> str:
+        k = kind_of(kind)
+        path = k.path_prefix
+        if k.namespaced and namespace:
+            path += f"/namespaces/{namespace}"
+        path += f"/{k.plural}"
+        return path + (f"/{name}" if name else "")
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+        """All objects of ``kind``, page by page."""
+        items: list[dict] = []
+        token = None
+        while True:
+            page = request(self.client, "GET", self._path(kind, namespace), query={"limit": PAGE_SIZE, "continue": token})
+            api_version = kind_of(kind).api_version
+            for item in page.get("items") or []:
+                item.setdefault("apiVersion", api_version)
+                item.setdefault("kind", kind)
+                items.append(item)
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """One object, or None when the server says it does not exist."""
+        try:
+            return request(self.client, "GET", self._path(kind, namespace or self._default_ns(kind), name))
+        except ClusterError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def _default_ns(self, kind: str) -> str | None:
+        return "default" if kind_of(kind).namespaced else None
+
+    def _apply_one(self, obj: dict, dry_run: bool) -> dict:
+        meta = obj.get("metadata") or {}
+        if not meta.get("name"):
+            raise ClusterError(f"{obj.get('kind', 'object')} without metadata.name: every object needs a name")
+        kind = obj.get("kind", "")
+        query = {"fieldManager": FIELD_MANAGER, "force": "true", "dryRun": "All" if dry_run else None}
+        path = self._path(kind, meta.get("namespace") or self._default_ns(kind), meta["name"])
+        return request(self.client, "PATCH", path, query=query, body=obj, content_type="application/apply-patch+yaml")
+
+    def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
+        """Server-side apply; everything is dry-run first, and a failure undoes what this call created."""
+        labelled = [with_managed_label(o) for o in objects]
+        for obj in labelled:
+            existing = self.get(obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
+            if existing is not None and not is_managed(existing):
+                raise NotManagedByDrawb(
+                    f"{obj['kind']} '{obj['metadata']['name']}' exists and was not created by drawb; "
+                    "refusing to change it"
+                )
+        checked = [self._apply_one(o, dry_run=True) for o in labelled]
+        if dry_run:
+            return checked
+        created: list[dict] = []
+        applied = []
+        try:
+            for obj in labelled:
+                meta = obj["metadata"]
+                existed = self.get(obj["kind"], meta["name"], meta.get("namespace")) is not None
+                applied.append(self._apply_one(obj, dry_run=False))
+                if not existed:
+                    created.append(applied[-1])
+        except ClusterError:
+            for obj in reversed(created):
+                self.delete(obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
+            raise
+        return applied
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """Delete an object drawb created; refuse any other."""
+        obj = self.get(kind, name, namespace)
+        if obj is None:
+            raise ClusterError(f"{kind} '{name}' not found", status=404, reason="NotFound")
+        if not is_managed(obj):
+            raise NotManagedByDrawb(f"{kind} '{name}' was not created by drawb; refusing to delete it")
+        request(self.client, "DELETE", self._path(kind, namespace or self._default_ns(kind), name),
+                query={"propagationPolicy": "Background"})
+
+    def logs(self, pod: str, namespace: str, container: str | None = None, follow: bool = False) -> Iterator[str]:
+        """A pod's log lines, streamed while ``follow``."""
+        path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
+        query = {"container": container, "follow": "true" if follow else None}
+        raw = request(self.client, "GET", path, query=query, stream=True, timeout=(5, None) if follow else (5, 60))
+        try:
+            buffer = b""
+            for chunk in raw.stream(4096, decode_content=False):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    yield line.decode(errors="replace")
+            if buffer:
+                yield buffer.decode(errors="replace")
+        finally:
+            raw.release_conn()
+
+    def server_version(self) -> str:
+        """The API server's ``gitVersion``."""
+        return request(self.client, "GET", "/version")["gitVersion"]
+
+    def served_resources(self) -> set[str]:
+        """``<group/version>/<plural>`` for the group-versions drawb uses."""
+        served = set()
+        for group_version in sorted({k.api_version for k in KINDS.values()}):
+            path = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
+            try:
+                doc = request(self.client, "GET", path)
+            except ClusterError as exc:
+                if exc.status == 404:
+                    continue
+                raise
+            served.update(f"{group_version}/{r['name']}" for r in doc.get("resources", []) if "/" not in r["name"])
+        return served

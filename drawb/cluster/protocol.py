@@ -1,0 +1,114 @@
+"""The Cluster protocol: the only door from drawb to a cluster, real or simulated.
+
+Objects cross it as plain JSON dicts exactly as the API server sends them (camelCase).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from drawb.errors import DrawbError
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "drawb"
+FIELD_MANAGER = "drawb"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Where a kind lives in the API."""
+
+    kind: str
+    api_version: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def path_prefix(self) -> str:
+        """``/api/v1`` or ``/apis/<group>/<version>``."""
+        return "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
+
+
+KINDS: dict[str, Kind] = {
+    k.kind: k
+    for k in (
+        Kind("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False),
+        Kind("DeviceClass", "resource.k8s.io/v1", "deviceclasses", False),
+        Kind("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True),
+        Kind("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True),
+        Kind("Pod", "v1", "pods", True),
+        Kind("Node", "v1", "nodes", False),
+        Kind("Namespace", "v1", "namespaces", False),
+        Kind("Event", "v1", "events", True),
+        Kind("Job", "batch/v1", "jobs", True),
+        Kind("Deployment", "apps/v1", "deployments", True),
+    )
+}
+
+
+class ClusterError(DrawbError):
+    """Something a cluster refused or could not do; carries the server's message."""
+
+    def __init__(self, message: str, *, status: int | None = None, reason: str | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.reason = reason
+
+
+class NotConnected(ClusterError):
+    """No cluster could be reached with the given settings."""
+
+
+class NotManagedByDrawb(ClusterError):
+    """drawb refuses to change an object it did not create."""
+
+
+def kind_of(name: str) -> Kind:
+    """Look up a kind by name (``ResourceSlice``), with the known kinds in the error."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ClusterError(f"unknown kind {name!r}; known kinds: {', '.join(KINDS)}") from None
+
+
+def is_managed(obj: dict) -> bool:
+    """Whether drawb created ``obj`` (it carries drawb's managed-by label)."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
+
+
+def with_managed_label(obj: dict) -> dict:
+    """A copy of ``obj`` labelled as created by drawb."""
+    meta = dict(obj.get("metadata") or {})
+    meta["labels"] = {**(meta.get("labels") or {}), MANAGED_BY_LABEL: MANAGED_BY_VALUE}
+    return {**obj, "metadata": meta}
+
+
+@runtime_checkable
+class Cluster(Protocol):
+    """What drawb needs from a cluster."""
+
+    description: str
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+        """All objects of ``kind`` (in ``namespace``, or everywhere)."""
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """One object, or None when it does not exist."""
+
+    def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
+        """Server-side apply as field manager ``drawb``; all objects or none are written."""
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """Delete an object drawb created (refuses any other)."""
+
+    def logs(self, pod: str, namespace: str, container: str | None = None, follow: bool = False) -> Iterator[str]:
+        """A pod's log lines."""
+
+    def server_version(self) -> str:
+        """The API server's version, e.g. ``v1.34.3``."""
+
+    def served_resources(self) -> set[str]:
+        """``<group/version>/<plural>`` of every resource the server serves."""

@@ -1,0 +1,131 @@
+"""SimCluster: the embedded simulated DRA cluster behind the Cluster protocol."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Iterator
+
+from drawb.cluster.protocol import (
+    FIELD_MANAGER,
+    KINDS,
+    ClusterError,
+    NotManagedByDrawb,
+    is_managed,
+    kind_of,
+    with_managed_label,
+)
+from drawb.cluster.sim.scenarios import Scenario, build_scenario
+from drawb.cluster.sim.workloads import demo_workloads
+from drawb.gpu.smi import nvidia_smi_list
+
+SIM_VERSION = "v1.34.3"
+
+Key = tuple[str, str | None, str]
+
+
+class SimCluster:
+    """An in-memory cluster loaded from a scenario; deterministic and offline."""
+
+    def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True):
+        self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
+        self.description = f"simulated cluster '{self.scenario.name}'"
+        self._objects: dict[Key, dict] = {}
+        self._versions = itertools.count(1)
+        seed = self.scenario.nodes + self.scenario.resource_slices + self.scenario.device_classes
+        if workloads and self.scenario.name == "default":
+            seed = seed + demo_workloads()
+        for obj in seed:
+            self._store(copy.deepcopy(obj))
+
+    def _key(self, obj: dict) -> Key:
+        kind = kind_of(obj.get("kind", ""))
+        meta = obj.get("metadata") or {}
+        if not meta.get("name"):
+            raise ClusterError(f"{kind.kind} without metadata.name: every object needs a name")
+        namespace = (meta.get("namespace") or "default") if kind.namespaced else None
+        return (kind.kind, namespace, meta["name"])
+
+    def _store(self, obj: dict) -> dict:
+        meta = obj.setdefault("metadata", {})
+        meta["resourceVersion"] = str(next(self._versions))
+        key = self._key(obj)
+        if key[1] is not None:
+            meta["namespace"] = key[1]
+        self._objects[key] = obj
+        return obj
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+        """All objects of ``kind``, deep-copied so callers cannot change the store."""
+        kind_of(kind)
+        return [
+            copy.deepcopy(obj)
+            for (k, ns, _), obj in sorted(self._objects.items(), key=lambda item: (item[0][1] or "", item[0][2]))
+            if k == kind and (namespace is None or ns == namespace)
+        ]
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """One object, or None."""
+        ns = (namespace or "default") if kind_of(kind).namespaced else None
+        obj = self._objects.get((kind, ns, name))
+        return copy.deepcopy(obj) if obj is not None else None
+
+    def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
+        """Store labelled copies of ``objects``; check all first so none is half-applied."""
+        prepared = []
+        for obj in objects:
+            key = self._key(obj)
+            existing = self._objects.get(key)
+            if existing is not None and not is_managed(existing):
+                raise NotManagedByDrawb(
+                    f"{key[0]} '{key[2]}' exists and was not created by drawb; refusing to change it"
+                )
+            labelled = with_managed_label(copy.deepcopy(obj))
+            labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
+            prepared.append(labelled)
+        if dry_run:
+            return prepared
+        return [copy.deepcopy(self._store(obj)) for obj in prepared]
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """Delete an object drawb created."""
+        ns = (namespace or "default") if kind_of(kind).namespaced else None
+        obj = self._objects.get((kind, ns, name))
+        if obj is None:
+            raise ClusterError(f"{kind} '{name}' not found", status=404, reason="NotFound")
+        if not is_managed(obj):
+            raise NotManagedByDrawb(f"{kind} '{name}' was not created by drawb; refusing to delete it")
+        del self._objects[(kind, ns, name)]
+
+    def logs(self, pod: str, namespace: str, container: str | None = None, follow: bool = False) -> Iterator[str]:
+        """``nvidia-smi -L`` lines for the devices allocated to the pod's claims."""
+        obj = self.get("Pod", pod, namespace)
+        if obj is None:
+            raise ClusterError(f"pod '{pod}' not found in namespace '{namespace}'", status=404, reason="NotFound")
+        yield from nvidia_smi_list(self.allocated_devices(obj)).splitlines()
+
+    def allocated_devices(self, pod: dict) -> list[dict]:
+        """The ResourceSlice devices allocated to the claims ``pod`` uses."""
+        namespace = pod["metadata"]["namespace"]
+        resolved = {s["name"]: s.get("resourceClaimName") for s in pod.get("status", {}).get("resourceClaimStatuses", [])}
+        devices = {
+            (s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]): d
+            for s in self.list("ResourceSlice")
+            for d in s["spec"].get("devices", [])
+        }
+        found = []
+        for ref in pod.get("spec", {}).get("resourceClaims", []):
+            claim_name = ref.get("resourceClaimName") or resolved.get(ref["name"])
+            claim = self.get("ResourceClaim", claim_name, namespace) if claim_name else None
+            results = ((claim or {}).get("status", {}).get("allocation", {}).get("devices", {}).get("results", []))
+            found.extend(devices[(r["driver"], r["pool"], r["device"])] for r in results
+                         if (r["driver"], r["pool"], r["device"]) in devices)
+        return found
+
+    def server_version(self) -> str:
+        """The Kubernetes version the simulation follows."""
+        return SIM_VERSION
+
+    def served_resources(self) -> set[str]:
+        """Every kind drawb knows, as the simulation serves them all."""
+        return {f"{k.api_version}/{k.plural}" for k in KINDS.values()}

@@ -1,0 +1,1 @@
+"""The subcommands behind ``%dra`` and the ``drawb`` command line."""

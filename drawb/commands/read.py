@@ -1,0 +1,163 @@
+"""Read commands: devices, slices, classes, claims, pods and attrs as DataFrames."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from drawb.commands.registry import arg, command
+from drawb.errors import UsageError
+from drawb.session import Session
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_NODE = arg("--node", help="only devices on this node")
+_DRIVER = arg("--driver", help="only devices of this driver, e.g. gpu.nvidia.com")
+_NAMESPACE = arg("-n", "--namespace", help="only this namespace (default: all namespaces)")
+
+
+def _devices(session: Session, args) -> pd.DataFrame:
+    from drawb.inventory import device_frame
+
+    cluster = session.cluster
+    frame = device_frame(cluster.list("ResourceSlice"), cluster.list("ResourceClaim"))
+    if args.node:
+        frame = _keep(frame, frame["node"] == args.node, "node", args.node, frame["node"])
+    if args.driver:
+        frame = _keep(frame, frame["driver"] == args.driver, "driver", args.driver, frame["driver"])
+    if getattr(args, "type", None):
+        types = _first_existing(frame, "type")
+        frame = _keep(frame, types == args.type, "type", args.type, types)
+    if getattr(args, "device_class", None):
+        frame = _in_class(session, frame, args.device_class)
+    return frame
+
+
+def _keep(frame: pd.DataFrame, mask: pd.Series, what: str, value: str, values: pd.Series) -> pd.DataFrame:
+    kept = frame[mask.fillna(False).astype(bool)]
+    if kept.empty and not frame.empty:
+        known = ", ".join(sorted(str(v) for v in values.dropna().unique()))
+        raise UsageError(f"no device has {what} {value!r}", hint=f"{what}s in this cluster: {known}")
+    return kept
+
+
+def _first_existing(frame: pd.DataFrame, attribute: str) -> pd.Series:
+    """Per row, the value of ``<row's driver>/<attribute>``."""
+    import pandas as pd
+
+    out = pd.Series(pd.NA, index=frame.index, dtype="object")
+    for driver in frame["driver"].dropna().unique():
+        column = f"{driver}/{attribute}"
+        if column in frame:
+            rows = frame["driver"] == driver
+            out[rows] = frame.loc[rows, column].astype("object")
+    return out
+
+
+def _in_class(session: Session, frame: pd.DataFrame, class_name: str) -> pd.DataFrame:
+    cls = session.cluster.get("DeviceClass", class_name)
+    if cls is None:
+        known = ", ".join(c["metadata"]["name"] for c in session.cluster.list("DeviceClass"))
+        raise UsageError(f"no DeviceClass {class_name!r}", hint=f"DeviceClasses in this cluster: {known}")
+    from drawb.cel import select
+
+    for selector in cls.get("spec", {}).get("selectors", []):
+        frame = select(frame, selector["cel"]["expression"], kubernetes_version=session.kubernetes_version,
+                       stored=True).matches
+    return frame
+
+
+def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns a person reads first: where, what, how big, and who has it."""
+    import pandas as pd
+
+    view = pd.DataFrame(
+        {
+            "node": frame["node"],
+            "driver": frame["driver"],
+            "device": frame["device"],
+            "type": _first_existing(frame, "type"),
+            "product": _first_existing(frame, "productName"),
+            "memory": _capacity(frame, "memory"),
+            "profile": _first_existing(frame, "profile"),
+        },
+        index=frame.index,
+    )
+    for column in ("claim", "reserved_for"):
+        if column in frame:
+            view[column] = frame[column]
+    return view.dropna(axis="columns", how="all").reset_index(drop=True)
+
+
+def _capacity(frame: pd.DataFrame, name: str) -> pd.Series:
+    import pandas as pd
+
+    out = pd.Series(pd.NA, index=frame.index, dtype="object")
+    for driver in frame["driver"].dropna().unique():
+        column = f"capacity:{driver}/{name}"
+        if column in frame:
+            rows = frame["driver"] == driver
+            out[rows] = frame.loc[rows, column].astype("object")
+    return out
+
+
+@command(
+    "devices",
+    "Every device published in ResourceSlices, one row each, with allocations joined from claims.",
+    _NODE,
+    _DRIVER,
+    arg("--type", help="only devices whose <driver>/type attribute has this value (gpu, mig, ...)"),
+    arg("--class", dest="device_class", help="only devices the DeviceClass's selectors match"),
+    arg("--wide", action="store_true", help="every attribute and capacity column, fully qualified"),
+)
+def devices(session: Session, args, cell) -> pd.DataFrame:
+    frame = _devices(session, args)
+    return frame.reset_index(drop=True) if args.wide else summary_view(frame)
+
+
+@command("slices", "ResourceSlices: driver, pool, generation, node and device count.", _NODE, _DRIVER)
+def slices(session: Session, args, cell) -> pd.DataFrame:
+    from drawb.inventory import slice_frame
+
+    frame = slice_frame(session.cluster.list("ResourceSlice"))
+    if args.node:
+        frame = frame[frame["node"] == args.node]
+    if args.driver:
+        frame = frame[frame["driver"] == args.driver]
+    return frame.reset_index(drop=True)
+
+
+@command("classes", "DeviceClasses with their CEL selectors and extended resource names.")
+def classes(session: Session, args, cell) -> pd.DataFrame:
+    from drawb.inventory import class_frame
+
+    return class_frame(session.cluster.list("DeviceClass"))
+
+
+@command("claims", "ResourceClaims: state, requests, allocated devices and the pods using them.", _NAMESPACE)
+def claims(session: Session, args, cell) -> pd.DataFrame:
+    from drawb.inventory import claim_frame
+
+    return claim_frame(session.cluster.list("ResourceClaim", args.namespace))
+
+
+@command("pods", "Pods that use ResourceClaims, with their claims resolved.", _NAMESPACE, _NODE)
+def pods(session: Session, args, cell) -> pd.DataFrame:
+    from drawb.inventory import pod_frame
+
+    frame = pod_frame(session.cluster.list("Pod", args.namespace), session.cluster.list("ResourceClaim", args.namespace))
+    if args.node:
+        frame = frame[frame["node"] == args.node]
+    return frame.reset_index(drop=True)
+
+
+@command(
+    "attrs",
+    "Attribute and capacity names per driver: type and value counts, for writing selectors.",
+    _DRIVER,
+    _NODE,
+)
+def attrs(session: Session, args, cell) -> pd.DataFrame:
+    from drawb.inventory import attribute_summary
+
+    return attribute_summary(_devices(session, args))

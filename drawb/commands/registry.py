@@ -1,0 +1,113 @@
+"""Subcommands shared by the ``%dra`` magic and the ``drawb`` command line.
+
+A subcommand is declared once, with ``@command``, in a module listed in ``COMMAND_MODULES``;
+both front ends parse the same arguments and call the same function, which returns a value
+(a DataFrame, or an object with a rich ``_repr_html_``) and never prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from drawb.errors import UsageError
+from drawb.session import Session
+
+COMMAND_MODULES = (
+    "drawb.commands.connect",
+    "drawb.commands.read",
+)
+
+Runner = Callable[[Session, argparse.Namespace, "str | None"], object]
+
+
+@dataclass
+class Command:
+    """One subcommand: its arguments and the function that runs it."""
+
+    name: str
+    help: str
+    run: Runner
+    arguments: list[tuple[tuple, dict]] = field(default_factory=list)
+    cell: str | None = None  # what the cell body means in the ``%%dra`` form, if accepted
+    line: bool = True  # whether the one-line ``%dra`` form is accepted
+
+    def parser(self, prog: str = "%dra") -> argparse.ArgumentParser:
+        """An argparse parser whose errors raise UsageError instead of exiting."""
+        parser = _RaisingParser(prog=f"{prog} {self.name}", description=self.help, add_help=False)
+        for args, kwargs in self.arguments:
+            parser.add_argument(*args, **kwargs)
+        return parser
+
+    def usage(self, prog: str = "%dra") -> str:
+        """The help text of this subcommand."""
+        return self.parser(prog).format_help()
+
+
+class _RaisingParser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise UsageError(f"{self.prog}: {message}", hint=f"see `{self.prog.split()[0]} help {self.prog.split()[-1]}`")
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def arg(*args, **kwargs) -> tuple[tuple, dict]:
+    """An argument of a subcommand, as ``argparse.add_argument`` takes it."""
+    return args, kwargs
+
+
+def command(name: str, help: str, *arguments: tuple[tuple, dict], cell: str | None = None, line: bool = True):
+    """Register the decorated function as subcommand ``name``."""
+
+    def register(run: Runner) -> Runner:
+        COMMANDS[name] = Command(name, help, run, list(arguments), cell, line)
+        return run
+
+    return register
+
+
+def load_commands() -> dict[str, Command]:
+    """Every registered subcommand (importing the modules that declare them)."""
+    for module in COMMAND_MODULES:
+        importlib.import_module(module)
+    return COMMANDS
+
+
+def find(name: str) -> Command:
+    """The subcommand ``name``, or a UsageError suggesting the closest one."""
+    commands = load_commands()
+    if name in commands:
+        return commands[name]
+    close = difflib.get_close_matches(name, commands, n=1)
+    hint = f"did you mean `{close[0]}`?" if close else f"subcommands: {', '.join(sorted(commands))}"
+    raise UsageError(f"unknown subcommand {name!r}", hint=hint)
+
+
+def run_line(session: Session, line: str, cell: str | None = None, prog: str = "%dra") -> object:
+    """Parse ``line`` (``<subcommand> [options]``) and run it."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"cannot split the command line: {exc}", hint="check the quotes") from None
+    if not words:
+        words = ["help"]
+    cmd = find(words[0])
+    if cell is not None and cmd.cell is None:
+        raise UsageError(f"{prog} {cmd.name} takes no cell body", hint=f"use the one-line form `{prog} {cmd.name}`")
+    if cell is None and not cmd.line:
+        raise UsageError(f"{cmd.name} needs a cell: use `%%dra {cmd.name}` with {cmd.cell} in the cell")
+    return cmd.run(session, cmd.parser(prog).parse_args(words[1:]), cell)
+
+
+def reference(prog: str = "%dra") -> str:
+    """The reference of every subcommand, for ``%dra?`` and ``drawb --help``."""
+    parts = []
+    for name, cmd in sorted(load_commands().items()):
+        usage = cmd.parser(prog).format_usage().replace("usage: ", "").strip()
+        parts.append(f"{usage}\n    {cmd.help}" + (f"\n    cell form: %%dra {name} with {cmd.cell}" if cmd.cell else ""))
+    return "\n\n".join(parts)

@@ -1,0 +1,1 @@
+"""The notebook front end: the %dra magics, widgets and rich display."""

@@ -1,0 +1,42 @@
+"""The state a front end keeps between commands: the connected cluster and defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from drawb.cluster.protocol import Cluster
+
+
+@dataclass
+class Session:
+    """One user's connection and settings, shared by the magics and the CLI."""
+
+    namespace: str = "default"
+    scenario: str = "default"
+    kubeconfig: str | None = None
+    context: str | None = None
+    kubernetes_version: str = "1.34"
+    template_dir: str | None = None
+    prog: str = "%dra"
+    user_ns: dict = field(default_factory=dict, repr=False)
+    _cluster: Cluster | None = field(default=None, repr=False)
+
+    @property
+    def cluster(self) -> Cluster:
+        """The connected cluster, connecting to the configured one on first use."""
+        if self._cluster is None:
+            self.connect()
+        return self._cluster
+
+    def connect(
+        self, *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None
+    ) -> Cluster:
+        """Open a cluster (the simulated one unless a kubeconfig or context is given)."""
+        from drawb.cluster.connect import connect
+
+        self._cluster = connect(
+            kubeconfig=kubeconfig or self.kubeconfig,
+            context=context or self.context,
+            scenario=scenario or self.scenario,
+        )
+        return self._cluster
