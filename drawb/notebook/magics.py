@@ -25,9 +25,9 @@ class DRAMagics(Magics, Configurable):
     short_errors = Bool(True, config=True, help="print drawb errors as one named line with a hint, no traceback")
 
     def __init__(self, shell=None, **kwargs):
+        self.session = Session()
         Configurable.__init__(self, config=shell.config if shell is not None else None)
         Magics.__init__(self, shell=shell, **kwargs)
-        self.session = Session()
         self._sync_session()
         if shell is not None:
             self.session.user_ns = shell.user_ns

@@ -1,0 +1,77 @@
+"""%dra through a real IPython shell."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from drawb.errors import UsageError
+
+
+def test_connect_defaults_to_the_simulated_cluster(shell):
+    result = shell.run("%dra connect")
+    assert "simulated cluster 'default'" in repr(result)
+    assert "v1.34" in repr(result)
+
+
+def test_unknown_subcommand_is_one_named_line_with_a_hint(shell, capsys):
+    assert shell.run("%dra devicez") is None
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["UsageError: unknown subcommand 'devicez'", "Hint: did you mean `devices`?"]
+    assert "Traceback" not in err
+
+
+def test_unknown_flag_names_the_flag(shell, capsys):
+    shell.run("%dra devices --gpu")
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --gpu" in err and "%dra help devices" in err
+
+
+def test_unknown_scenario_lists_the_known_ones(shell, capsys):
+    shell.run("%dra connect --scenario h100-only")
+    err = capsys.readouterr().err
+    assert "unknown scenario 'h100-only'" in err and "default" in err
+
+
+def test_missing_kubeconfig_is_a_clear_error(shell, capsys, tmp_path):
+    shell.run(f"%dra connect --kubeconfig {tmp_path / 'nope.yaml'}")
+    err = capsys.readouterr().err
+    assert err.startswith("NotConnected: no usable kubeconfig at ")
+
+
+def test_unreachable_server_is_a_clear_error(shell, capsys, tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    shell.run(f"%dra connect --kubeconfig {kubeconfig}")
+    err = capsys.readouterr().err
+    assert err.startswith("NotConnected: cannot reach the API server at https://127.0.0.1:9")
+
+
+def test_short_errors_off_raises_with_traceback(shell):
+    shell.run("%config DRAMagics.short_errors = False")
+    with pytest.raises(UsageError):
+        shell.run("%dra devicez")
+
+
+def test_config_options_reach_the_session(shell):
+    shell.run("%config DRAMagics.namespace = 'gpu-team'")
+    magics = shell.ipython.magics_manager.registry["DRAMagics"]
+    assert magics.session.namespace == "gpu-team"
+
+
+def test_help_documents_every_subcommand(shell):
+    text = shell.run("%dra help")
+    for name in ("connect", "devices", "slices", "classes", "claims", "pods", "attrs", "scenarios"):
+        assert f"%dra {name}" in text
+    doc = shell.ipython.find_line_magic("dra").__doc__
+    assert "%dra devices [--node NODE]" in doc and "DRAMagics" not in doc.split("Options")[0]
+
+
+def test_scenarios_is_a_dataframe(shell):
+    frame = shell.run("%dra scenarios")
+    assert isinstance(frame, pd.DataFrame) and "default" in set(frame["scenario"])
