@@ -1,0 +1,302 @@
+"""Run a local Kubernetes control plane on loopback: etcd, API server, scheduler, controller
+manager and kwok, started by kwokctl's binary runtime from the binaries ``drawb.testing.build``
+made, plus the fake NVIDIA driver.
+
+Command line (``scripts/cluster`` wraps it)::
+
+    scripts/cluster build                       # compile (cached) and print the bin directory
+    scripts/cluster up [--scenario default] [--feature-gates DRAExtendedResource=true,...]
+    scripts/cluster env                         # export KUBECONFIG=... PATH=...
+    scripts/cluster status
+    scripts/cluster down
+
+State lives in ``$DRAWB_CACHE/clusters`` (kwokctl's ``KWOK_WORKDIR``), one directory per name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from drawb.testing import build as build_mod
+from drawb.testing.api import Api, ApiError, path_for
+
+DEFAULT_NAME = "drawb"
+DRIVER_PID = "fake-driver.pid"
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """``"A=true,B=false"`` -> ``{"A": True, "B": False}``."""
+    gates = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, value = item.partition("=")
+        if value.lower() not in ("true", "false"):
+            raise ValueError(f"feature gate {item!r}: expected Name=true or Name=false")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child of ours counts as gone
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def _stop_pid(pid: int, timeout: float = 10) -> None:
+    """SIGTERM one process, then SIGKILL it if it is still there after ``timeout``."""
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            if not _pid_alive(pid):
+                return
+            time.sleep(0.05)
+
+
+@dataclass
+class LocalCluster:
+    """One local control plane, addressed by name under a work directory."""
+
+    name: str = DEFAULT_NAME
+    workdir: Path = field(default_factory=lambda: build_mod.cache_root() / "clusters")
+    bin_dir: Path | None = None
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    runtime_config: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def cluster_dir(self) -> Path:
+        """kwokctl's directory for this cluster (config, pki, logs, pids)."""
+        return self.workdir / "clusters" / self.name
+
+    @property
+    def kubeconfig(self) -> Path:
+        """The admin kubeconfig kwokctl writes."""
+        return self.cluster_dir / "kubeconfig.yaml"
+
+    @property
+    def pod_log_dir(self) -> Path:
+        """Where the fake driver writes container log files."""
+        return self.cluster_dir / "pod-logs"
+
+    def env(self) -> dict[str, str]:
+        """Environment for kubectl, kwokctl and drawb against this cluster."""
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), KWOK_WORKDIR=str(self.workdir))
+        if self.bin_dir:
+            env["PATH"] = f"{self.bin_dir}{os.pathsep}{env.get('PATH', '')}"
+        return env
+
+    def _kwokctl(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        kwokctl = str(self.bin_dir / "kwokctl") if self.bin_dir else "kwokctl"
+        return subprocess.run([kwokctl, "--name", self.name, *args], env=self.env(), capture_output=True,
+                              text=True, timeout=timeout)
+
+    def _config(self) -> dict:
+        b = self.bin_dir
+        options = {
+            "runtime": "binary",
+            "bindAddress": "127.0.0.1",
+            "kubeApiserverBinary": str(b / "kube-apiserver"),
+            "kubeControllerManagerBinary": str(b / "kube-controller-manager"),
+            "kubeSchedulerBinary": str(b / "kube-scheduler"),
+            "kubectlBinary": str(b / "kubectl"),
+            "etcdBinary": str(b / "etcd"),
+            "kwokControllerBinary": str(b / "kwok"),
+            "enableCRDs": ["Logs", "ClusterLogs"],
+            "nodeLeaseDurationSeconds": 40,
+        }
+        if self.feature_gates:
+            options["kubeFeatureGates"] = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.feature_gates.items()))
+        if self.runtime_config:
+            options["kubeRuntimeConfig"] = self.runtime_config
+        return {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration", "options": options}
+
+    def up(self, scenario: str | None = None, objects: list[Path] | None = None, timeout: float = 180) -> None:
+        """Start the cluster (and the fake driver if given a scenario or object files); wait for ready."""
+        if self.bin_dir is None:
+            self.bin_dir = build_mod.build().bin_dir
+        if self.cluster_dir.exists():
+            self.down()
+        started = time.monotonic()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        config_file = self.workdir / f"{self.name}.kwokctl.yaml"
+        config_file.write_text(yaml.safe_dump(self._config(), sort_keys=False))
+        proc = self._kwokctl("create", "cluster", "--config", str(config_file), "--kubeconfig", "",
+                             "--wait", f"{int(timeout)}s", "--timeout", f"{int(timeout)}s", timeout=timeout + 30)
+        if proc.returncode:
+            logs = self.component_logs(tail=20)
+            self.down()
+            raise RuntimeError(f"kwokctl create cluster failed:\n{proc.stderr[-4000:]}\n{logs}")
+        self.wait_ready(timeout)
+        self.timings["control_plane_s"] = time.monotonic() - started
+        if scenario or objects:
+            self.start_driver(scenario=scenario, objects=objects, timeout=timeout)
+        self.timings["up_s"] = time.monotonic() - started
+
+    def api(self) -> Api:
+        """A JSON client for this cluster."""
+        return Api.from_kubeconfig(str(self.kubeconfig))
+
+    def wait_ready(self, timeout: float = 180) -> None:
+        """Wait for /readyz, the scheduler's and controller manager's leases and the default SA."""
+        deadline = time.monotonic() + timeout
+        last = "no answer"
+        while time.monotonic() < deadline:
+            try:
+                api = self.api()
+                api.text("/readyz")
+                for lease in ("kube-scheduler", "kube-controller-manager"):
+                    api.get(path_for("Lease", lease, "kube-system"))
+                api.get(path_for("ServiceAccount", "default", "default"))
+                return
+            except (ApiError, OSError, Exception) as err:  # not up yet: connection refused, 404, 500
+                last = str(err)
+            time.sleep(0.25)
+        raise TimeoutError(f"cluster {self.name} not ready after {timeout:.0f}s: {last}\n{self.component_logs(tail=20)}")
+
+    def start_driver(self, scenario: str | None = None, objects: list[Path] | None = None,
+                     timeout: float = 120) -> int:
+        """Start the fake NVIDIA driver as a background process; wait until its nodes are Ready."""
+        ready = self.cluster_dir / "fake-driver.ready"
+        ready.unlink(missing_ok=True)
+        args = [sys.executable, "-m", "drawb.testing.fake_driver", "--kubeconfig", str(self.kubeconfig),
+                "--log-dir", str(self.pod_log_dir), "--ready-file", str(ready)]
+        args += ["--scenario", scenario] if scenario else ["--objects", *map(str, objects or [])]
+        log_file = open(self.cluster_dir / "logs" / "fake-driver.log", "ab")
+        proc = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=self.env())
+        log_file.close()
+        (self.cluster_dir / "pids" / DRIVER_PID).write_text(f"{proc.pid}\n")
+        deadline = time.monotonic() + timeout
+        while not ready.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = (self.cluster_dir / "logs" / "fake-driver.log").read_text()[-3000:]
+                raise RuntimeError(f"fake driver did not get ready (exit {proc.poll()}):\n{tail}")
+            time.sleep(0.1)
+        return proc.pid
+
+    def pids(self) -> dict[str, int]:
+        """Component name -> pid, from the pid files of running processes."""
+        pids = {}
+        for pid_file in sorted((self.cluster_dir / "pids").glob("*.pid")):
+            try:
+                pid = int(pid_file.read_text().strip())
+            except ValueError:
+                continue
+            if _pid_alive(pid):
+                pids[pid_file.stem] = pid
+        return pids
+
+    def component_logs(self, tail: int = 20) -> str:
+        """The last lines of each component's log, for error messages."""
+        out = []
+        for log_file in sorted((self.cluster_dir / "logs").glob("*.log")):
+            lines = log_file.read_text(errors="replace").splitlines()[-tail:]
+            out.append(f"--- {log_file.name}\n" + "\n".join(lines))
+        return "\n".join(out)
+
+    def down(self) -> None:
+        """Stop every process of this cluster and remove its state; no process is left behind."""
+        driver = self.pids().get(DRIVER_PID.removesuffix(".pid"))
+        if driver:
+            _stop_pid(driver)
+        remaining = self.pids()
+        linked = self.cluster_dir / "bin" / "kube-apiserver"  # kwokctl links our binaries here
+        if self.bin_dir is None and linked.exists():
+            self.bin_dir = linked.resolve().parent
+        if self.cluster_dir.exists() and self.bin_dir:
+            self._kwokctl("delete", "cluster", "--kubeconfig", "", timeout=120)
+        for pid in remaining.values():  # whatever kwokctl did not stop
+            _stop_pid(pid)
+        if self.cluster_dir.exists():
+            shutil.rmtree(self.cluster_dir, ignore_errors=True)
+        (self.workdir / f"{self.name}.kwokctl.yaml").unlink(missing_ok=True)
+
+    def kubectl(self, *args: str, check: bool = True, input: str | None = None,
+                timeout: float = 60) -> subprocess.CompletedProcess:
+        """Run the cluster's kubectl with this kubeconfig."""
+        kubectl = str(self.bin_dir / "kubectl") if self.bin_dir else "kubectl"
+        proc = subprocess.run([kubectl, *args], env=self.env(), capture_output=True, text=True,
+                              input=input, timeout=timeout)
+        if check and proc.returncode:
+            raise RuntimeError(f"kubectl {shlex.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+        return proc
+
+
+def _cluster_from_args(args) -> LocalCluster:
+    workdir = Path(args.workdir) if args.workdir else build_mod.cache_root() / "clusters"
+    return LocalCluster(name=args.name, workdir=workdir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``build | up | down | env | status``."""
+    parser = argparse.ArgumentParser(prog="scripts/cluster", description=__doc__.split("\n")[0])
+    parser.add_argument("--name", default=os.environ.get("DRAWB_CLUSTER_NAME", DEFAULT_NAME))
+    parser.add_argument("--workdir", help="state directory (default $DRAWB_CACHE/clusters)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build the binaries (cached) and print their directory")
+    b.add_argument("--k8s-version", help="default: the version pinned in testcluster/go.mod")
+    up = sub.add_parser("up", help="start the cluster and print the kubeconfig path")
+    up.add_argument("--k8s-version")
+    up.add_argument("--feature-gates", default="", help="e.g. DRAExtendedResource=true (default: 1.34 defaults)")
+    up.add_argument("--runtime-config", default="", help="e.g. resource.k8s.io/v1beta2=true")
+    up.add_argument("--scenario", help="publish a simulated-cluster scenario with the fake driver")
+    up.add_argument("--objects", nargs="+", type=Path, help="or publish these YAML files with the fake driver")
+    up.add_argument("--timeout", type=float, default=180)
+    sub.add_parser("down", help="stop every process and remove the cluster's state")
+    sub.add_parser("env", help="print shell exports for KUBECONFIG and PATH")
+    sub.add_parser("status", help="print the cluster's processes as JSON")
+    args = parser.parse_args(argv)
+    cluster = _cluster_from_args(args)
+
+    if args.command == "build":
+        result = build_mod.build(args.k8s_version)
+        print(f"{'cached' if result.cached else 'built'} in {result.seconds:.1f}s", file=sys.stderr)
+        print(result.bin_dir)
+    elif args.command == "up":
+        cluster.bin_dir = build_mod.build(args.k8s_version).bin_dir
+        cluster.feature_gates = parse_feature_gates(args.feature_gates)
+        cluster.runtime_config = args.runtime_config
+        cluster.up(scenario=args.scenario, objects=args.objects, timeout=args.timeout)
+        print(f"cluster {cluster.name} up in {cluster.timings['up_s']:.1f}s", file=sys.stderr)
+        print(cluster.kubeconfig)
+    elif args.command == "down":
+        cluster.down()
+    elif args.command == "env":
+        bin_link = cluster.cluster_dir / "bin" / "kube-apiserver"
+        path = f"{bin_link.resolve().parent}:" if bin_link.exists() else ""
+        print(f"export KUBECONFIG={shlex.quote(str(cluster.kubeconfig))}")
+        print(f"export PATH={shlex.quote(path)}\"$PATH\"")
+    elif args.command == "status":
+        print(json.dumps({"name": cluster.name, "kubeconfig": str(cluster.kubeconfig),
+                          "up": cluster.kubeconfig.exists(), "pids": cluster.pids()}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""A fake NVIDIA DRA driver for the local control plane: devices published, logs served by kwok.
+
+It does what the NVIDIA driver's kubelet plugin and a real node would do, minus the hardware:
+
+* publishes GPU nodes, the driver's ResourceSlices (owned by their Node, as the plugin publishes
+  them) and the chart's DeviceClasses, all labelled ``app.kubernetes.io/managed-by: drawb``;
+* watches pods; once a pod is bound (its claims are then allocated by the real scheduler), it
+  writes, per container, the ``nvidia-smi -L`` lines that container would print for exactly the
+  devices of the claims it names, as a CRI log file, and points kwok at it with a ``Logs`` object,
+  so ``kubectl logs [-f]`` returns them. Containers whose command does not run ``nvidia-smi`` get
+  an empty log.
+
+Run it as ``python -m drawb.testing.fake_driver --kubeconfig K --scenario default`` (or with
+``--objects FILE`` for any YAML list of Nodes, ResourceSlices and DeviceClasses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+from drawb.gpu.smi import nvidia_smi_list
+from drawb.testing.api import Api, ApiError, path_for
+
+DRIVER = "gpu.nvidia.com"
+FIELD_MANAGER = "drawb-fake-driver"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "drawb"}
+SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
+                 "selfLink", "ownerReferences")
+
+log = logging.getLogger("drawb.fake_driver")
+
+
+@dataclass
+class Inventory:
+    """What a driver publishes: Nodes, ResourceSlices and DeviceClasses as JSON dicts."""
+
+    nodes: list[dict] = field(default_factory=list)
+    resource_slices: list[dict] = field(default_factory=list)
+    device_classes: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[dict]) -> Inventory:
+        """Sort objects by kind; a node named by a slice but not given is made up (bare)."""
+        inv = cls()
+        for obj in objects:
+            {"Node": inv.nodes, "ResourceSlice": inv.resource_slices,
+             "DeviceClass": inv.device_classes}[obj["kind"]].append(obj)
+        known = {n["metadata"]["name"] for n in inv.nodes}
+        for node_name in sorted({s["spec"].get("nodeName") for s in inv.resource_slices} - known - {None}):
+            inv.nodes.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name}})
+        return inv
+
+    @classmethod
+    def from_files(cls, paths: Iterable[Path]) -> Inventory:
+        """Load YAML files holding objects or ``List``s of them."""
+        objects = []
+        for path in paths:
+            for doc in yaml.safe_load_all(Path(path).read_text()):
+                if doc:
+                    objects += doc["items"] if doc.get("kind", "").endswith("List") else [doc]
+        return cls.from_objects(objects)
+
+    @classmethod
+    def from_scenario(cls, name: str) -> Inventory:
+        """The simulated cluster's scenario of that name, so the sim and the live tests agree."""
+        from drawb.cluster.sim.scenarios import build_scenario
+
+        scenario = build_scenario(name)
+        return cls(list(scenario.nodes), list(scenario.resource_slices), list(scenario.device_classes))
+
+
+def _clean(obj: dict, kind: str, api_version: str) -> dict:
+    """An object ready to apply: server-set metadata dropped, drawb's label added, Node sizes kept."""
+    meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in SERVER_FIELDS}
+    meta["labels"] = {**meta.get("labels", {}), **MANAGED_BY}
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = meta["generateName"].rstrip("-")
+    meta.pop("generateName", None)
+    out = {"apiVersion": api_version, "kind": kind, "metadata": meta}
+    if "spec" in obj:
+        out["spec"] = obj["spec"]
+    if kind == "Node":  # kwok reports conditions, addresses and versions; keep the sizes
+        sizes = {k: v for k, v in obj.get("status", {}).items() if k in ("capacity", "allocatable")}
+        if sizes:
+            out["status"] = sizes
+    return out
+
+
+def cri_log(lines: list[str], now: datetime | None = None) -> str:
+    """Lines in the CRI container log format kwok reads (``<time> stdout F <text>``)."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return "".join(f"{stamp} stdout F {line}\n" for line in lines)
+
+
+def runs_nvidia_smi(container: dict) -> bool:
+    """Whether a container's command line runs ``nvidia-smi``."""
+    return any("nvidia-smi" in word for word in container.get("command", []) + container.get("args", []))
+
+
+def allocated_devices(pod: dict, claims: dict[str, dict], devices: dict[tuple[str, str], dict],
+                      driver: str = DRIVER) -> dict[str, list[dict]]:
+    """Container name -> the driver's devices allocated to the claims (or requests) it names.
+
+    ``claims`` maps the pod's claim entry names to allocated ResourceClaims, ``devices`` maps
+    (pool, device name) to ResourceSlice devices. A reference to a ``request`` also matches the
+    subrequests of a ``firstAvailable`` request (``<request>/<subrequest>``).
+    """
+    out = {}
+    for container in pod["spec"]["containers"]:
+        found: list[dict] = []
+        for ref in container.get("resources", {}).get("claims", []):
+            for result in claims[ref["name"]]["status"]["allocation"]["devices"].get("results", []):
+                if result["driver"] != driver:
+                    continue
+                if ref.get("request") and result["request"].split("/")[0] != ref["request"]:
+                    continue
+                device = devices.get((result["pool"], result["device"]))
+                if device is not None and device not in found:
+                    found.append(device)
+        out[container["name"]] = found
+    return out
+
+
+class FakeDriver:
+    """Publishes an Inventory and serves pods' ``nvidia-smi -L`` logs through kwok."""
+
+    def __init__(self, api: Api, log_dir: Path, driver: str = DRIVER):
+        self.api = api
+        self.log_dir = Path(log_dir)
+        self.driver = driver
+        self._served: set[str] = set()
+        self._pending: dict[str, dict] = {}
+
+    # --- publishing -------------------------------------------------------------------------
+
+    def publish(self, inventory: Inventory) -> None:
+        """Apply DeviceClasses, Nodes, then each node's ResourceSlices owned by its Node."""
+        for dc in inventory.device_classes:
+            self.api.apply(_clean(dc, "DeviceClass", "resource.k8s.io/v1"), FIELD_MANAGER)
+        uids = {}
+        for node in inventory.nodes:
+            body = _clean(node, "Node", "v1")
+            body["metadata"].setdefault("annotations", {})["kwok.x-k8s.io/node"] = "fake"
+            body["metadata"]["labels"].setdefault("kubernetes.io/hostname", body["metadata"]["name"])
+            body["metadata"]["labels"].setdefault("type", "kwok")
+            uids[body["metadata"]["name"]] = self.api.apply(body, FIELD_MANAGER)["metadata"]["uid"]
+        for rs in inventory.resource_slices:
+            body = _clean(rs, "ResourceSlice", "resource.k8s.io/v1")
+            node_name = body["spec"].get("nodeName")
+            if node_name in uids:
+                body["metadata"]["ownerReferences"] = [{
+                    "apiVersion": "v1", "kind": "Node", "name": node_name,
+                    "uid": uids[node_name], "controller": True,
+                }]
+            self.api.apply(body, FIELD_MANAGER)
+
+    def wait_nodes_ready(self, names: Iterable[str], timeout: float = 60) -> None:
+        """Wait until kwok reports the nodes Ready and their not-ready taint is gone."""
+        names = set(names)
+        deadline = time.monotonic() + timeout
+        while True:
+            nodes = self.api.get(path_for("Node"))["items"]
+            ready = {
+                n["metadata"]["name"] for n in nodes
+                if any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions", []))
+                and not any(t["key"].startswith("node.kubernetes.io/") for t in n["spec"].get("taints", []))
+            }
+            if names <= ready:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nodes not Ready after {timeout:.0f}s: {sorted(names - ready)}")
+            time.sleep(0.2)
+
+    # --- pod logs ---------------------------------------------------------------------------
+
+    def _devices_by_id(self) -> dict[tuple[str, str], dict]:
+        """(pool, device) -> device dict for this driver's slices, newest pool generation only."""
+        slices = [s for s in self.api.get(path_for("ResourceSlice"))["items"] if s["spec"]["driver"] == self.driver]
+        newest: dict[str, int] = {}
+        for s in slices:
+            pool = s["spec"]["pool"]
+            newest[pool["name"]] = max(newest.get(pool["name"], 0), pool["generation"])
+        return {
+            (s["spec"]["pool"]["name"], d["name"]): d
+            for s in slices if s["spec"]["pool"]["generation"] == newest[s["spec"]["pool"]["name"]]
+            for d in s["spec"].get("devices", [])
+        }
+
+    def _claim_names(self, pod: dict) -> dict[str, str] | None:
+        """Pod claim entry name -> ResourceClaim name; None while a template's claim is unknown."""
+        statuses = {s["name"]: s.get("resourceClaimName") for s in pod.get("status", {}).get("resourceClaimStatuses", [])}
+        names = {}
+        for entry in pod["spec"].get("resourceClaims", []):
+            name = entry.get("resourceClaimName") or statuses.get(entry["name"])
+            if not name:
+                return None
+            names[entry["name"]] = name
+        return names
+
+    def container_devices(self, pod: dict) -> dict[str, list[dict]] | None:
+        """Container name -> devices of this driver allocated to the claims it names.
+
+        None while a claim is not allocated yet.
+        """
+        claim_names = self._claim_names(pod)
+        if claim_names is None:
+            return None
+        ns = pod["metadata"]["namespace"]
+        claims = {}
+        for entry, claim_name in claim_names.items():
+            claim = self.api.get_or_none(path_for("ResourceClaim", claim_name, ns))
+            if not claim or not claim.get("status", {}).get("allocation"):
+                return None
+            claims[entry] = claim
+        return allocated_devices(pod, claims, self._devices_by_id(), self.driver)
+
+    def serve_logs(self, pod: dict) -> bool:
+        """Write the pod's container logs and its kwok Logs object; False if not possible yet."""
+        per_container = self.container_devices(pod)
+        if per_container is None:
+            return False
+        meta = pod["metadata"]
+        pod_dir = self.log_dir / meta["namespace"] / f"{meta['name']}_{meta['uid']}"
+        pod_dir.mkdir(parents=True, exist_ok=True)
+        specs = []
+        for container in pod["spec"]["containers"]:
+            lines = []
+            if runs_nvidia_smi(container):
+                lines = nvidia_smi_list(per_container[container["name"]]).splitlines() or ["No devices were found"]
+            path = pod_dir / f"{container['name']}.log"
+            path.write_text(cri_log(lines))
+            specs.append({"containers": [container["name"]], "logsFile": str(path), "follow": True})
+        self.api.apply({
+            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+            "metadata": {
+                "name": meta["name"], "namespace": meta["namespace"], "labels": dict(MANAGED_BY),
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}],
+            },
+            "spec": {"logs": specs},
+        }, FIELD_MANAGER)
+        return True
+
+    def _handle(self, pod: dict) -> None:
+        uid = pod["metadata"]["uid"]
+        if uid in self._served or not pod["spec"].get("nodeName"):
+            return
+        if pod["metadata"].get("deletionTimestamp"):
+            self._pending.pop(uid, None)
+            return
+        try:
+            done = self.serve_logs(pod)
+        except ApiError as err:
+            log.warning("pod %s/%s: %s", pod["metadata"]["namespace"], pod["metadata"]["name"], err)
+            done = False
+        if done:
+            self._served.add(uid)
+            self._pending.pop(uid, None)
+        else:
+            self._pending[uid] = pod
+
+    def _watch_pods(self, events: queue.Queue, stop: threading.Event) -> None:
+        """List then watch all pods into ``events``; re-list on 410 Gone or errors."""
+        backoff = 0.2
+        while not stop.is_set():
+            try:
+                listing = self.api.get(path_for("Pod"))
+                for pod in listing["items"]:
+                    events.put(("ADDED", pod))
+                rv = listing["metadata"]["resourceVersion"]
+                while not stop.is_set():
+                    for event in self.api.watch(path_for("Pod"), rv, timeout_seconds=30):
+                        rv = event["object"]["metadata"]["resourceVersion"]
+                        if event["type"] != "BOOKMARK":
+                            events.put((event["type"], event["object"]))
+                        if stop.is_set():
+                            return
+                    backoff = 0.2
+            except Exception as err:  # survive API restarts and watch expiry, then re-list
+                if stop.is_set():
+                    return
+                log.info("pod watch: %s; re-listing in %.1fs", err, backoff)
+                stop.wait(backoff)
+                backoff = min(backoff * 2, 5)
+
+    def run(self, stop: threading.Event) -> None:
+        """Serve pod logs until ``stop`` is set."""
+        events: queue.Queue = queue.Queue()
+        watcher = threading.Thread(target=self._watch_pods, args=(events, stop), daemon=True, name="pod-watch")
+        watcher.start()
+        while not stop.is_set():
+            try:
+                kind, pod = events.get(timeout=0.5)
+            except queue.Empty:
+                for pod in list(self._pending.values()):
+                    self._handle(pod)
+                continue
+            if kind == "DELETED":
+                self._served.discard(pod["metadata"]["uid"])
+                self._pending.pop(pod["metadata"]["uid"], None)
+            else:
+                self._handle(pod)
+        watcher.join(timeout=5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: publish an inventory, then serve pod logs until SIGTERM/SIGINT."""
+    parser = argparse.ArgumentParser(prog="python -m drawb.testing.fake_driver", description=__doc__.split("\n")[0])
+    parser.add_argument("--kubeconfig", required=True)
+    parser.add_argument("--log-dir", required=True, type=Path, help="where container log files are written")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--scenario", help="a drawb.cluster.sim scenario name, e.g. default")
+    source.add_argument("--objects", nargs="+", type=Path, help="YAML files of Nodes, ResourceSlices, DeviceClasses")
+    parser.add_argument("--ready-file", type=Path, help="touched once the inventory is published and nodes are Ready")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+    driver = FakeDriver(Api.from_kubeconfig(args.kubeconfig), args.log_dir)
+    inventory = (Inventory.from_scenario(args.scenario) if args.scenario
+                 else Inventory.from_files(args.objects) if args.objects else Inventory())
+    driver.publish(inventory)
+    driver.wait_nodes_ready(n["metadata"]["name"] for n in inventory.nodes)
+    log.info("published %d nodes, %d slices, %d classes", len(inventory.nodes),
+             len(inventory.resource_slices), len(inventory.device_classes))
+    if args.ready_file:
+        args.ready_file.touch()
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    driver.run(stop)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
