@@ -8,6 +8,7 @@ from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
 
 from drawb.cluster.kube.http import request
+from drawb.cluster.kube.informer import Handler, Informer
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
@@ -36,6 +37,23 @@ class KubeCluster:
             ) from None
         host = self.client.configuration.host
         self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
+        self._informers: dict[str, Informer] = {}
+
+    def watch(self, kind: str, handler: Handler | None = None) -> Informer:
+        """Keep a live store of every ``kind`` object; later ``list`` calls read from it."""
+        informer = self._informers.get(kind)
+        if informer is None:
+            informer = self._informers[kind] = Informer(self.client, kind_of(kind))
+        if handler is not None:
+            informer.add_handler(handler)
+        informer.start()
+        return informer
+
+    def close(self) -> None:
+        """Stop every watch."""
+        for informer in self._informers.values():
+            informer.stop()
+        self._informers.clear()
 
     def _path(self, kind: str, namespace: str | None = None, name: str | None = None) -> str:
         k = kind_of(kind)
@@ -46,7 +64,11 @@ class KubeCluster:
         return path + (f"/{name}" if name else "")
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
-        """All objects of ``kind``, page by page."""
+        """All objects of ``kind``: from the live store when watched, else listed page by page."""
+        informer = self._informers.get(kind)
+        if informer is not None and informer.synced.is_set():
+            items = informer.items()
+            return [o for o in items if namespace is None or o["metadata"].get("namespace") == namespace]
         items: list[dict] = []
         token = None
         while True:

@@ -20,6 +20,7 @@ from drawb.cluster.sim.workloads import demo_workloads
 from drawb.gpu.smi import nvidia_smi_list
 
 SIM_VERSION = "v1.34.3"
+BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 Key = tuple[str, str | None, str]
 
@@ -32,7 +33,8 @@ class SimCluster:
         self.description = f"simulated cluster '{self.scenario.name}'"
         self._objects: dict[Key, dict] = {}
         self._versions = itertools.count(1)
-        seed = self.scenario.nodes + self.scenario.resource_slices + self.scenario.device_classes
+        namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in BUILTIN_NAMESPACES]
+        seed = namespaces + self.scenario.nodes + self.scenario.resource_slices + self.scenario.device_classes
         if workloads and self.scenario.name == "default":
             seed = seed + demo_workloads()
         for obj in seed:

@@ -1,0 +1,181 @@
+"""List+watch of one kind into a local store, with objects kept as raw JSON dicts.
+
+Why not ``kubernetes.informer.SharedInformer``: with a list function that returns raw JSON
+(which drawb needs: the generated model classes are slow and drop DRA fields newer than the
+client), the official watcher yields the events but never records their resourceVersion, so a
+reconnect resumes from the initial list's version and bookmarks are lost. This informer keeps
+the same shape (list, watch from the list's resourceVersion with bookmarks, re-list on 410 Gone,
+capped backoff, handler errors logged and survived) over raw JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import orjson
+from kubernetes.client import ApiClient
+
+from drawb.cluster.kube.http import request
+from drawb.cluster.protocol import ClusterError, Kind
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[str, dict], None]  # (ADDED | MODIFIED | DELETED, object)
+WATCH_TIMEOUT_S = 240  # server closes the watch after this; we reconnect from the last version
+READ_TIMEOUT_S = WATCH_TIMEOUT_S + 30
+MAX_BACKOFF_S = 30.0
+
+
+def object_key(obj: dict) -> str:
+    """``namespace/name`` or ``name``."""
+    meta = obj.get("metadata") or {}
+    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta.get("name", "")
+
+
+class Informer:
+    """Keeps ``store`` equal to the server's objects of one kind."""
+
+    def __init__(self, client: ApiClient, kind: Kind, namespace: str | None = None):
+        self.client, self.kind, self.namespace = client, kind, namespace
+        self.store: dict[str, dict] = {}
+        self.resource_version: str | None = None
+        self.synced = threading.Event()
+        self._handlers: list[Handler] = []
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._response = None
+
+    @property
+    def path(self) -> str:
+        """The collection's URL path."""
+        ns = f"/namespaces/{self.namespace}" if self.kind.namespaced and self.namespace else ""
+        return f"{self.kind.path_prefix}{ns}/{self.kind.plural}"
+
+    def add_handler(self, handler: Handler) -> None:
+        """Call ``handler(event_type, obj)`` on every change after the initial list."""
+        self._handlers.append(handler)
+
+    def items(self) -> list[dict]:
+        """A snapshot of the stored objects."""
+        with self._lock:
+            return list(self.store.values())
+
+    def start(self, wait_s: float = 30.0) -> None:
+        """List, start watching in a daemon thread, and wait for the first list."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=f"drawb-informer-{self.kind.plural}", daemon=True)
+            self._thread.start()
+        if not self.synced.wait(wait_s):
+            raise ClusterError(f"listing {self.kind.plural} did not finish in {wait_s:.0f} s")
+
+    def stop(self) -> None:
+        """Stop watching and join the thread."""
+        self._stop.set()
+        response = self._response
+        if response is not None:
+            try:
+                response.shutdown()
+            except Exception:  # the connection may already be closed
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def relist(self) -> None:
+        """Replace the store with a fresh list and remember its resourceVersion."""
+        items: dict[str, dict] = {}
+        token, version = None, None
+        while True:
+            page = request(self.client, "GET", self.path, query={"limit": 500, "continue": token})
+            for obj in page.get("items") or []:
+                obj.setdefault("apiVersion", self.kind.api_version)
+                obj.setdefault("kind", self.kind.kind)
+                items[object_key(obj)] = obj
+            meta = page.get("metadata") or {}
+            version, token = meta.get("resourceVersion"), meta.get("continue")
+            if not token:
+                break
+        with self._lock:
+            old, self.store = self.store, items
+        self.resource_version = version
+        if self.synced.is_set():
+            for key in old.keys() - items.keys():
+                self._fire("DELETED", old[key])
+            for key, obj in items.items():
+                self._fire("MODIFIED" if key in old else "ADDED", obj)
+        self.synced.set()
+
+    def _run(self) -> None:
+        backoff = 0.5
+        while not self._stop.is_set():
+            try:
+                if self.resource_version is None:
+                    self.relist()
+                self._watch_once()
+                backoff = 0.5
+            except ClusterError as exc:
+                if exc.status == 410:
+                    log.info("watch of %s expired (410 Gone); listing again", self.kind.plural)
+                    self.resource_version = None
+                    continue
+                if self._stop.is_set():
+                    return
+                log.warning("watch of %s failed: %s; retrying in %.1f s", self.kind.plural, exc, backoff)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+            except Exception as exc:  # connection dropped mid-stream
+                if self._stop.is_set():
+                    return
+                log.warning("watch of %s broke: %s; retrying in %.1f s", self.kind.plural, exc, backoff)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+
+    def _watch_once(self) -> None:
+        query = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "resourceVersion": self.resource_version,
+            "timeoutSeconds": WATCH_TIMEOUT_S,
+        }
+        response = request(self.client, "GET", self.path, query=query, stream=True, timeout=(5, READ_TIMEOUT_S))
+        self._response = response
+        try:
+            buffer = b""
+            for chunk in response.stream(65536, decode_content=False):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        self._on_event(orjson.loads(line))
+        finally:
+            self._response = None
+            response.release_conn()
+
+    def _on_event(self, event: dict) -> None:
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            raise ClusterError(obj.get("message", "watch error"), status=obj.get("code"), reason=obj.get("reason"))
+        version = (obj.get("metadata") or {}).get("resourceVersion")
+        if kind == "BOOKMARK":
+            self.resource_version = version or self.resource_version
+            return
+        obj.setdefault("apiVersion", self.kind.api_version)
+        obj.setdefault("kind", self.kind.kind)
+        key = object_key(obj)
+        with self._lock:
+            if kind == "DELETED":
+                self.store.pop(key, None)
+            else:
+                self.store[key] = obj
+        self.resource_version = version or self.resource_version
+        self._fire(kind, obj)
+
+    def _fire(self, kind: str, obj: dict) -> None:
+        for handler in list(self._handlers):
+            try:
+                handler(kind, obj)
+            except Exception:
+                log.exception("informer handler for %s failed", self.kind.plural)
