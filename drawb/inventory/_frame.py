@@ -1,0 +1,167 @@
+"""Slice blocks to one typed device DataFrame, column by column (no per-row pandas work)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from drawb.inventory._quantity import quantity_value
+from drawb.inventory._read import ATTRIBUTE_TYPES, DeviceColumns, SliceHeader
+
+IDENTITY = ["node", "driver", "pool", "slice", "device"]
+TRAILING = [
+    "allow_multiple_allocations",
+    "taints",
+    "consumes_counters",
+    "request_policy",
+    "pool_complete",
+    "claim",
+    "request",
+    "reserved_for",
+]
+CAPACITY_PREFIX = "capacity:"
+VALUE_SUFFIX = ":value"
+MAX_PROBLEMS_IN_ATTRS = 100
+
+_STRING = pd.StringDtype()
+_INT64 = pd.Int64Dtype()
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+# (driver, pool, device) -> (claims "ns/name", requests, reserved-for pod names)
+Allocations = dict[tuple[str, str, str], tuple[list[str], list[str], list[str]]]
+
+
+def string_array(values: Iterable[Any] | np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """A pandas string (pd.NA) array from str/None values, converted in C by pyarrow."""
+    return pd.arrays.ArrowStringArray(pa.array(values, type=pa.large_string()))
+
+
+def int_array(values: list[int | None]) -> pd.api.extensions.ExtensionArray:
+    """A pandas Int64 array from int/None values."""
+    return pa.array(values, type=pa.int64()).to_pandas(types_mapper={pa.int64(): _INT64}.get).array
+
+
+def bool_array(values: list[bool | None]) -> pd.api.extensions.ExtensionArray:
+    """A pandas boolean array from bool/None values."""
+    if None not in values:
+        return pd.arrays.BooleanArray(np.array(values, dtype=bool), np.zeros(len(values), dtype=bool))
+    return pd.array(values, dtype="boolean")
+
+
+def object_array(values: list[Any]) -> np.ndarray:
+    """A 1-D object array that keeps lists and dicts as items."""
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+def quantity_values(texts: list[str | None]) -> pd.api.extensions.ExtensionArray | np.ndarray:
+    """Exact values of quantity strings: Int64 when all are integral and fit, else float64."""
+    table = {text: quantity_value(text) for text in set(texts) if text is not None}
+    values = list(map(table.get, texts))
+    exact = table.values()
+    if all(type(v) is int and _INT64_MIN <= v <= _INT64_MAX for v in exact):
+        return int_array(values)
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+
+
+def attach_allocations(columns: DeviceColumns, allocations: Allocations | None) -> tuple[list, list, list]:
+    """The claim, request and reserved_for values of each row (None where the device is free)."""
+    n = columns.n
+    claim: list[Any] = [None] * n
+    request: list[Any] = [None] * n
+    reserved: list[Any] = [None] * n
+    if not allocations:
+        return claim, request, reserved
+    where: dict[tuple[str, str], list[SliceHeader]] = {}
+    for header in columns.headers:
+        where.setdefault((header.driver, header.pool), []).append(header)
+    names = columns.devices
+    for (driver, pool, device), (claims, requests, pods) in allocations.items():
+        for header in where.get((driver, pool), ()):
+            for row in range(header.start, header.start + header.rows):
+                if names[row] == device:
+                    claim[row] = ", ".join(claims)
+                    request[row] = ", ".join(requests)
+                    reserved[row] = list(pods)
+    return claim, request, reserved
+
+
+def build_frame(
+    columns: DeviceColumns,
+    complete: list[bool],
+    problems: list[str],
+    allocations: Allocations | None = None,
+) -> pd.DataFrame:
+    """The device frame of finished columns (slices already filtered to current pool generations)."""
+    headers = columns.headers
+    counts = np.fromiter((h.rows for h in headers), dtype=np.int64, count=len(headers))
+    n = columns.n
+    data: dict[str, Any] = {}
+    data["node"] = string_array(columns.nodes())
+    for name, attr in (("driver", "driver"), ("pool", "pool"), ("slice", "name")):
+        per_slice = np.array([getattr(h, attr) for h in headers], dtype=object)
+        data[name] = string_array(np.repeat(per_slice, counts))
+    data["device"] = string_array(columns.devices)
+
+    attribute_types: dict[str, str] = {}
+    list_kinds: dict[str, str] = {}
+    for column in sorted(columns.attrs):
+        kind, values = columns.attrs[column]
+        kind_type = ATTRIBUTE_TYPES[kind]
+        attribute_types[column] = kind_type
+        if kind_type in ("string", "version"):
+            data[column] = string_array(values)
+        elif kind_type == "int":
+            data[column] = int_array(values)
+        elif kind_type == "bool":
+            data[column] = bool_array(values)
+        else:
+            list_kinds[column] = kind
+            data[column] = object_array(values)
+
+    capacities = sorted(columns.caps)
+    for qualified in capacities:
+        texts = columns.caps[qualified]
+        data[CAPACITY_PREFIX + qualified] = string_array(texts)
+        data[CAPACITY_PREFIX + qualified + VALUE_SUFFIX] = quantity_values(texts)
+
+    data["allow_multiple_allocations"] = bool_array(columns.allow_multi)
+    data["taints"] = object_array(columns.taints)
+    data["consumes_counters"] = object_array(columns.consumes)
+    data["request_policy"] = object_array(columns.policies)
+    flags = np.repeat(np.array(complete, dtype=bool), counts)
+    data["pool_complete"] = pd.arrays.BooleanArray(flags, np.zeros(n, dtype=bool))
+    claim, request, reserved = attach_allocations(columns, allocations)
+    data["claim"] = string_array(claim)
+    data["request"] = string_array(request)
+    data["reserved_for"] = object_array(reserved)
+
+    frame = pd.DataFrame(data, copy=False)
+    frame.attrs["drawb"] = frame_attrs(attribute_types, list_kinds, capacities, problems)
+    return frame
+
+
+def frame_attrs(
+    attribute_types: dict[str, str], list_kinds: dict[str, str], capacities: list[str], problems: list[str]
+) -> dict[str, Any]:
+    """The frame's ``attrs["drawb"]``, kept small (pandas deep-copies attrs)."""
+    shown = list(problems[:MAX_PROBLEMS_IN_ATTRS])
+    if len(problems) > MAX_PROBLEMS_IN_ATTRS:
+        shown.append(f"... and {len(problems) - MAX_PROBLEMS_IN_ATTRS} more problems")
+    return {
+        "attributes": dict(attribute_types),
+        "lists": dict(list_kinds),
+        "capacities": list(capacities),
+        "problems": shown,
+    }
+
+
+def columns_of(frame: pd.DataFrame) -> list[str]:
+    """The canonical column order: identity, attributes, capacity pairs, then the trailing columns."""
+    info = frame.attrs.get("drawb", {})
+    caps = [c for qn in info.get("capacities", []) for c in (CAPACITY_PREFIX + qn, CAPACITY_PREFIX + qn + VALUE_SUFFIX)]
+    return IDENTITY + sorted(info.get("attributes", {})) + caps + TRAILING
+

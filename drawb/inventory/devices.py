@@ -1,0 +1,49 @@
+"""ResourceSlices (and optionally ResourceClaims) to the device frame: one row per device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from drawb.inventory._frame import build_frame
+from drawb.inventory._read import DeviceColumns, device_list, read_header
+from drawb.inventory.claims import allocations
+from drawb.inventory.errors import raise_if_strict
+from drawb.inventory.pools import pool_states
+
+
+def list_items(objects: Any) -> list:
+    """The items of a list response, or the list itself."""
+    if isinstance(objects, dict) and "items" in objects:
+        return objects["items"] or []
+    return list(objects or [])
+
+
+def device_frame(slices: list[dict], claims: list[dict] | None = None, *, strict: bool = False) -> pd.DataFrame:
+    """One row per device of the newest generation of each pool, with allocations joined from claims.
+
+    Problems in the input (a bad field of one device or slice) leave out only that value, device or
+    slice and are listed in ``frame.attrs["drawb"]["problems"]``; with ``strict=True`` the first one
+    raises `InventoryError` instead.
+    """
+    problems: list[str] = []
+    headers = []
+    for position, obj in enumerate(list_items(slices)):
+        header = read_header(obj, position, problems)
+        if header is not None:
+            headers.append((header, obj))
+    states = pool_states(h for h, _ in headers)
+    current, complete = [], []
+    for header, obj in headers:
+        state = states[(header.driver, header.pool)]
+        if header.generation == state.generation:
+            current.append((header, device_list(obj, header, problems)))
+            complete.append(state.complete)
+    columns = DeviceColumns(sum(len(devices) for _, devices in current), problems)
+    for header, devices in current:
+        columns.add(header, devices)
+    columns.finish()
+    allocated = allocations(claims, problems) if claims else None
+    raise_if_strict(problems, strict)
+    return build_frame(columns, complete, problems, allocated)
