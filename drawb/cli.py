@@ -31,9 +31,17 @@ def render(value: object) -> str:
             return "(no rows)"
         import pandas as pd
 
-        with pd.option_context("display.width", 250, "display.max_colwidth", 80):
-            return to_string(index=False)
+        frame = value.copy()
+        for column in frame.columns[frame.dtypes == object]:
+            frame[column] = frame[column].map(_cell)
+        with pd.option_context("display.width", 250):
+            return frame.to_string(index=False)
     return str(value)
+
+
+def _cell(value: object, width: int = 60) -> str:
+    text = "" if value is None else (", ".join(map(str, value)) if isinstance(value, list) else str(value))
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 USAGE = """usage: drawb [--kubeconfig PATH] [--context NAME] [--scenario NAME] [--namespace NS] <subcommand> [options]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from drawb.commands.registry import arg, command
@@ -86,7 +87,13 @@ def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
     for column in ("claim", "reserved_for"):
         if column in frame:
             view[column] = frame[column]
-    return view.dropna(axis="columns", how="all").reset_index(drop=True)
+    order = sorted(range(len(view)), key=lambda i: (view["node"].iat[i], _natural(view["device"].iat[i])))
+    return view.iloc[order].dropna(axis="columns", how="all").reset_index(drop=True)
+
+
+def _natural(name: str) -> list:
+    """Sort key that puts ``gpu-2`` before ``gpu-10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _capacity(frame: pd.DataFrame, name: str) -> pd.Series:
@@ -145,7 +152,7 @@ def claims(session: Session, args, cell) -> pd.DataFrame:
 def pods(session: Session, args, cell) -> pd.DataFrame:
     from drawb.inventory import pod_frame
 
-    frame = pod_frame(session.cluster.list("Pod", args.namespace), session.cluster.list("ResourceClaim", args.namespace))
+    frame = pod_frame(session.cluster.list("Pod", args.namespace))
     if args.node:
         frame = frame[frame["node"] == args.node]
     return frame.reset_index(drop=True)

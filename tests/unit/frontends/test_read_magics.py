@@ -1,0 +1,74 @@
+"""The read subcommands through a real IPython shell, on the simulated cluster."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+
+def test_devices_shows_the_38_gpu_and_mig_devices(shell):
+    frame = shell.run("%dra devices --driver gpu.nvidia.com")
+    assert isinstance(frame, pd.DataFrame)
+    assert len(frame) == 38
+    assert {"node", "device", "product", "memory", "profile"} <= set(frame.columns)
+    assert frame["type"].value_counts().to_dict() == {"gpu": 24, "mig": 14}
+    h200 = frame[frame["product"] == "NVIDIA H200"]
+    assert set(h200["node"]) == {"hgx-h200-03"} and set(h200["memory"]) == {"143771Mi"}
+
+
+def test_devices_result_can_be_assigned(shell):
+    shell.run("devs = %dra devices --wide")
+    devs = shell.get("devs")
+    assert "gpu.nvidia.com/productName" in devs.columns
+    assert "capacity:gpu.nvidia.com/memory:value" in devs.columns
+    assert len(devs) == 38 + 8  # GPU devices plus compute-domain channel/daemon devices
+
+
+def test_devices_filters(shell):
+    migs = shell.run("%dra devices --node dgx-h100-02 --type mig")
+    assert len(migs) == 14 and set(migs["profile"]) == {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"}
+    assert len(shell.run("%dra devices --driver compute-domain.nvidia.com")) == 8
+
+
+def test_devices_show_who_holds_them(shell):
+    frame = shell.run("%dra devices --node hgx-h200-03")
+    held = frame[frame["claim"].notna()]
+    assert held[["device", "claim"]].values.tolist() == [["gpu-0", "gpu-demo/trainer-gpu-x7k2p"]]
+
+
+def test_a_filter_that_matches_nothing_says_what_exists(shell, capsys):
+    assert shell.run("%dra devices --node nope") is None
+    err = capsys.readouterr().err
+    assert err.startswith("UsageError: no device has node 'nope'")
+    assert "hgx-h200-03" in err
+
+
+@pytest.mark.parametrize(
+    "line,rows,column",
+    [
+        ("%dra slices", 8, "pool"),
+        ("%dra slices --driver gpu.nvidia.com", 4, "generation"),
+        ("%dra classes", 5, "selectors"),
+        ("%dra claims", 2, "state"),
+        ("%dra claims -n nowhere", 0, "state"),
+        ("%dra pods", 2, "resource_claims"),
+        ("%dra attrs --driver gpu.nvidia.com", None, "type"),
+    ],
+)
+def test_read_commands_return_frames(shell, line, rows, column):
+    frame = shell.run(line)
+    assert isinstance(frame, pd.DataFrame) and column in frame.columns
+    if rows is not None:
+        assert len(frame) == rows
+
+
+def test_attrs_lists_types_per_attribute(shell):
+    frame = shell.run("%dra attrs --driver gpu.nvidia.com").set_index("name")
+    assert frame.loc["gpu.nvidia.com/cudaComputeCapability", "type"] == "version"
+    assert frame.loc["gpu.nvidia.com/productName", "type"] == "string"
+    assert frame.loc["gpu.nvidia.com/memory", "kind"] == "capacity"
+
+
+def test_synthetic_scenario_by_config(shell):
+    shell.run("%config DRAMagics.scenario = 'synthetic:6x10'")
+    assert len(shell.run("%dra devices --driver gpu.nvidia.com")) == 60
