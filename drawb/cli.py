@@ -75,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.render(), file=sys.stderr)
         return 2
     if text:
-        print(text)
+        try:
+            print(text)
+        except BrokenPipeError:  # e.g. piped into `head`
+            sys.stderr.close()
     return 0
 
 

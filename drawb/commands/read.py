@@ -84,9 +84,10 @@ def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
         },
         index=frame.index,
     )
-    for column in ("claim", "reserved_for"):
-        if column in frame:
-            view[column] = frame[column]
+    if "claim" in frame:
+        view["claim"] = frame["claim"]
+    if "reserved_for" in frame:
+        view["reserved_for"] = frame["reserved_for"].map(lambda pods: ", ".join(pods) if pods else None).astype("string")
     order = sorted(range(len(view)), key=lambda i: (view["node"].iat[i], _natural(view["device"].iat[i])))
     return view.iloc[order].dropna(axis="columns", how="all").reset_index(drop=True)
 
