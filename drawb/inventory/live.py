@@ -1,0 +1,299 @@
+"""A device frame kept current under ResourceSlice add/update/delete events without full rebuilds.
+
+Rows are grouped by slice in the order the slices were added. An event re-reads only the slices
+whose rows change (the slice itself, plus the other slices of its pool when the pool's newest
+generation or completeness changes) and splices their rows in, column by column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from drawb.inventory._frame import (
+    CAPACITY_PREFIX,
+    IDENTITY,
+    TRAILING,
+    VALUE_SUFFIX,
+    build_frame,
+    frame_attrs,
+    quantity_values,
+)
+from drawb.inventory._read import DeviceColumns, SliceHeader, device_list, read_header, slice_name
+from drawb.inventory.devices import list_items
+from drawb.inventory.pools import pool_states
+
+_MAX_CHUNKS = 64
+
+
+def _owner(problem: str) -> str:
+    """The slice name a problem message starts with (``ResourceSlice '<name>' ...``)."""
+    return problem.split("'", 2)[1]
+
+
+class DeviceInventory:
+    """The device frame of a changing set of ResourceSlices, fed by list + watch events.
+
+    ``frame`` equals ``device_frame(inventory.slices())``, with one exception: when two slices
+    publish one attribute with different types, the type seen first is kept.
+    """
+
+    def __init__(self, slices: Any = ()) -> None:
+        self._objects: dict[str, dict] = {}
+        self._headers: dict[str, SliceHeader] = {}
+        self._pools: dict[tuple[str, str], set[str]] = {}
+        self._rows: dict[str, int] = {}  # visible rows per slice, in frame order
+        self._visible: dict[str, bool] = {}
+        self._complete: dict[str, bool] = {}
+        self._header_problems: dict[str, list[str]] = {}
+        self._device_problems: dict[str, list[str]] = {}
+        self._types: dict[str, str] = {}
+        self._lists: dict[str, str] = {}
+        for position, obj in enumerate(list_items(slices)):
+            self._remember(slice_name(obj, position), obj)
+        self._frame = self._build_all()
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The current device frame (a new object after each change; never mutated)."""
+        return self._frame
+
+    def slices(self) -> list[dict]:
+        """The ResourceSlices held now, in frame order."""
+        return list(self._objects.values())
+
+    def problems(self) -> list[str]:
+        """Every problem of the slices held now."""
+        out: list[str] = []
+        for name in self._objects:
+            out += self._header_problems.get(name, []) + self._device_problems.get(name, [])
+        return out
+
+    def apply(self, event_type: str, obj: dict) -> None:
+        """Apply one watch event: ADDED or MODIFIED upserts, DELETED deletes, others are ignored."""
+        if event_type in ("ADDED", "MODIFIED"):
+            self.upsert(obj)
+        elif event_type == "DELETED":
+            self.delete(slice_name(obj, 0))
+
+    def upsert(self, obj: dict) -> None:
+        """Add or replace one ResourceSlice."""
+        name = slice_name(obj, len(self._objects))
+        pools = self._forget_header(name) | self._remember(name, obj)
+        self._refresh(name, pools)
+
+    def delete(self, name: str) -> None:
+        """Remove one ResourceSlice by name (an unknown name is ignored)."""
+        if name not in self._objects:
+            return
+        pools = self._forget_header(name)
+        del self._objects[name]
+        self._header_problems.pop(name, None)
+        self._refresh(name, pools)
+        del self._rows[name]
+        for table in (self._visible, self._complete, self._device_problems):
+            table.pop(name, None)
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def _remember(self, name: str, obj: dict) -> set[tuple[str, str]]:
+        problems: list[str] = []
+        header = read_header(obj, len(self._objects), problems)
+        self._objects[name] = obj
+        self._rows.setdefault(name, 0)
+        self._header_problems[name] = problems
+        if header is None:
+            return set()
+        self._headers[name] = header
+        key = (header.driver, header.pool)
+        self._pools.setdefault(key, set()).add(name)
+        return {key}
+
+    def _forget_header(self, name: str) -> set[tuple[str, str]]:
+        header = self._headers.pop(name, None)
+        if header is None:
+            return set()
+        key = (header.driver, header.pool)
+        self._pools[key].discard(name)
+        if not self._pools[key]:
+            del self._pools[key]
+        return {key}
+
+    def _read(self, names: list[str]) -> pd.DataFrame:
+        """The device frame of the given visible slices, and their device problems."""
+        problems: list[str] = []
+        columns = DeviceColumns(0, problems)
+        lists = [(self._headers[n], device_list(self._objects[n], self._headers[n], problems)) for n in names]
+        columns.size = sum(len(devices) for _, devices in lists)
+        for header, devices in lists:
+            columns.add(header, devices)
+        columns.finish()
+        for name in names:
+            self._device_problems[name] = []
+        for problem in problems:
+            self._device_problems[_owner(problem)].append(problem)
+        for name, header in zip(names, columns.headers):
+            self._rows[name] = header.rows
+        return build_frame(columns, [self._complete[n] for n in names], problems)
+
+    def _build_all(self) -> pd.DataFrame:
+        states = pool_states(self._headers.values())
+        for name, header in self._headers.items():
+            state = states[(header.driver, header.pool)]
+            self._visible[name] = header.generation == state.generation
+            self._complete[name] = state.complete
+        frame = self._read([n for n in self._headers if self._visible[n]])
+        self._types = dict(frame.attrs["drawb"]["attributes"])
+        self._lists = dict(frame.attrs["drawb"]["lists"])
+        frame.attrs["drawb"]["problems"] = frame_attrs({}, {}, [], self.problems())["problems"]
+        return frame
+
+    # -- one event ---------------------------------------------------------------------------
+
+    def _refresh(self, name: str, pools: set[tuple[str, str]]) -> None:
+        """Re-read the slices whose rows change after an event on `name` and splice them in."""
+        changed = {name}
+        for key in pools:
+            members = self._pools.get(key, set())
+            if not members:
+                continue
+            state = pool_states(self._headers[m] for m in members)[key]
+            for member in members:
+                visible = self._headers[member].generation == state.generation
+                if visible != self._visible.get(member) or (visible and state.complete != self._complete.get(member)):
+                    changed.add(member)
+                self._visible[member] = visible
+                self._complete[member] = state.complete
+        if name not in self._headers:
+            self._visible[name] = False
+        readable = [n for n in self._rows if n in changed and self._visible.get(n) and n in self._headers]
+        old_rows = dict(self._rows)
+        for member in changed:
+            self._rows[member] = 0
+            self._device_problems[member] = []
+        block = self._read(readable) if readable else None
+        self._frame = self._splice(changed, old_rows, block)
+
+    def _splice(self, changed: set[str], old_rows: dict[str, int], block: pd.DataFrame | None) -> pd.DataFrame:
+        """The old frame with the rows of `changed` slices removed and `block`'s rows put in their place."""
+        old = self._frame
+        pieces: list[tuple[str, int, int]] = []  # ("old" | "new", start, stop)
+        old_start = new_start = 0
+        removed_values: set[str] = set()
+        value_columns = [c for c in old.columns if c not in IDENTITY and c not in TRAILING
+                         and not c.endswith(VALUE_SUFFIX)]
+        for member, rows in old_rows.items():
+            if member in changed:
+                for column in value_columns:
+                    if rows and not old[column].array[old_start:old_start + rows].isna().all():
+                        removed_values.add(column)
+                new_rows = self._rows.get(member, 0)
+                if new_rows:
+                    pieces.append(("new", new_start, new_start + new_rows))
+                    new_start += new_rows
+            elif rows:
+                pieces.append(("old", old_start, old_start + rows))
+            old_start += rows
+        pieces = _merge_adjacent(pieces)
+
+        if block is not None:
+            block = self._drop_type_conflicts(block)
+        added = set(block.columns) if block is not None else set()
+        capacities = set(old.attrs["drawb"]["capacities"])
+        if block is not None:
+            capacities.update(block.attrs["drawb"]["capacities"])
+        columns = IDENTITY + sorted(self._types) + [
+            c for qn in sorted(capacities) for c in (CAPACITY_PREFIX + qn, CAPACITY_PREFIX + qn + VALUE_SUFFIX)
+        ] + TRAILING
+        data: dict[str, Any] = {}
+        for column in columns:
+            source_old = old[column].array if column in old.columns else None
+            source_new = block[column].array if block is not None and column in block.columns else None
+            dtype = _target_dtype(source_old, source_new)
+            parts = []
+            for which, start, stop in pieces:
+                source = source_old if which == "old" else source_new
+                parts.append(_nulls(dtype, stop - start) if source is None else source[start:stop])
+            data[column] = _concat(parts, dtype)
+        frame = pd.DataFrame(data, copy=False)
+
+        # An attribute or capacity no row has any more goes away, as in a rebuild.
+        gone = []
+        for column in sorted(removed_values - added):
+            if not frame[column].notna().any():
+                gone.append(column)
+                if column.startswith(CAPACITY_PREFIX):
+                    gone.append(column + VALUE_SUFFIX)
+                    capacities.discard(column[len(CAPACITY_PREFIX):])
+                else:
+                    self._types.pop(column, None)
+                    self._lists.pop(column, None)
+        if gone:
+            frame = frame.drop(columns=gone)
+        # A fractional capacity that went away may leave a column a rebuild would type as Int64.
+        for column in removed_values:
+            value_column = column + VALUE_SUFFIX
+            if column not in gone and value_column in frame.columns and frame[value_column].dtype == "float64":
+                frame[value_column] = quantity_values(frame[column].to_numpy(dtype=object, na_value=None).tolist())
+        frame.attrs["drawb"] = frame_attrs(dict(sorted(self._types.items())), dict(self._lists),
+                                           sorted(capacities), self.problems())
+        return frame
+
+    def _drop_type_conflicts(self, block: pd.DataFrame) -> pd.DataFrame:
+        """Register the block's attribute types; blank (and report) values whose type differs from the frame's."""
+        info = block.attrs["drawb"]
+        conflicts = []
+        for column, kind_type in info["attributes"].items():
+            known = self._types.setdefault(column, kind_type)
+            if column in info["lists"]:
+                self._lists.setdefault(column, info["lists"][column])
+            if known != kind_type or self._lists.get(column) != info["lists"].get(column):
+                conflicts.append(column)
+                for slice_, device in block.loc[block[column].notna(), ["slice", "device"]].itertuples(index=False):
+                    self._device_problems[slice_].append(
+                        f"ResourceSlice '{slice_}' device {device!r}: {column} is {kind_type} here but {known} on "
+                        "other devices; value left out")
+        return block.drop(columns=conflicts) if conflicts else block
+
+
+def _merge_adjacent(pieces: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    out: list[tuple[str, int, int]] = []
+    for which, start, stop in pieces:
+        if out and out[-1][0] == which and out[-1][2] == start:
+            out[-1] = (which, out[-1][1], stop)
+        else:
+            out.append((which, start, stop))
+    return out
+
+
+def _target_dtype(old: Any, new: Any) -> Any:
+    dtypes = [a.dtype for a in (old, new) if a is not None]
+    if len(dtypes) == 2 and dtypes[0] != dtypes[1] and {str(d) for d in dtypes} <= {"Int64", "float64"}:
+        return np.dtype("float64")
+    return dtypes[0] if dtypes else np.dtype(object)
+
+
+def _nulls(dtype: Any, n: int) -> Any:
+    if dtype == np.dtype(object):
+        return np.full(n, None, dtype=object)
+    if dtype == np.dtype("float64"):
+        return np.full(n, np.nan)
+    return pd.array([None] * n, dtype=dtype)
+
+
+def _concat(parts: list[Any], dtype: Any) -> Any:
+    """Concatenate column pieces into one array of `dtype`."""
+    if not parts:
+        return _nulls(dtype, 0)
+    if isinstance(dtype, np.dtype):
+        if dtype == np.dtype("float64"):
+            parts = [p.to_numpy(dtype="float64", na_value=np.nan) if not isinstance(p, np.ndarray) else p
+                     for p in parts]
+        return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
+    out = type(parts[0])._concat_same_type(parts)
+    chunked = getattr(out, "_pa_array", None)
+    if chunked is not None and chunked.num_chunks > _MAX_CHUNKS:
+        out = type(out)(chunked.combine_chunks())
+    return out

@@ -1,0 +1,145 @@
+"""DeviceInventory: after any sequence of slice events, the frame equals a full rebuild."""
+
+from __future__ import annotations
+
+import copy
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from drawb.inventory import device_frame
+from drawb.inventory.live import DeviceInventory
+from tests.conftest import load_fixture
+
+MAIN = load_fixture("resourceslices.yaml")
+DYNMIG = load_fixture("resourceslices-dynamic-mig-h100.yaml")
+LEGACY = load_fixture("resourceslices-legacy-v25.3-v1beta1.yaml")
+
+
+def assert_matches_rebuild(inv: DeviceInventory) -> None:
+    expected = device_frame(inv.slices())
+    got = inv.frame
+    pd.testing.assert_frame_equal(got, expected)
+    for key in ("attributes", "lists", "capacities"):
+        assert got.attrs["drawb"][key] == expected.attrs["drawb"][key], key
+    assert sorted(got.attrs["drawb"]["problems"]) == sorted(expected.attrs["drawb"]["problems"])
+
+
+def test_initial_frame_is_device_frame():
+    inv = DeviceInventory(MAIN + DYNMIG)
+    assert_matches_rebuild(inv)
+    assert len(inv.frame) == 46 + 208
+
+
+def test_update_add_delete():
+    inv = DeviceInventory(MAIN)
+    s = copy.deepcopy(MAIN[3])
+    s["spec"]["devices"][0]["attributes"]["productName"] = {"string": "NVIDIA H200 NVL"}
+    inv.upsert(s)
+    assert_matches_rebuild(inv)
+    assert (inv.frame["gpu.nvidia.com/productName"] == "NVIDIA H200 NVL").sum() == 1
+    s = copy.deepcopy(s)
+    del s["spec"]["devices"][2:]
+    inv.apply("MODIFIED", s)
+    assert_matches_rebuild(inv)
+    inv.apply("DELETED", MAIN[0])
+    assert_matches_rebuild(inv)
+    assert "a100-sxm-node-01" not in set(inv.frame.loc[inv.frame["driver"] == "gpu.nvidia.com", "pool"])
+    inv.apply("ADDED", MAIN[0])
+    assert_matches_rebuild(inv)
+    assert len(inv.frame) == 46 - 6
+
+
+def test_new_and_vanishing_columns():
+    inv = DeviceInventory(MAIN[:1])
+    assert "gpu.nvidia.com/profile" not in inv.frame.columns
+    inv.upsert(MAIN[1])  # the H100 node brings MIG attributes and capacities
+    assert "gpu.nvidia.com/profile" in inv.frame.columns
+    assert "capacity:gpu.nvidia.com/multiprocessors:value" in inv.frame.columns
+    assert_matches_rebuild(inv)
+    inv.delete(MAIN[1]["metadata"]["name"])
+    assert "gpu.nvidia.com/profile" not in inv.frame.columns
+    assert "capacity:gpu.nvidia.com/multiprocessors" not in inv.frame.columns
+    assert_matches_rebuild(inv)
+
+
+def test_fractional_capacity_coming_and_going():
+    a, b = copy.deepcopy(MAIN[0]), copy.deepcopy(MAIN[3])
+    a["spec"]["devices"][0]["capacity"]["shares"] = {"value": "500m"}
+    b["spec"]["devices"][0]["capacity"]["shares"] = {"value": "2"}
+    inv = DeviceInventory([b])
+    assert inv.frame["capacity:gpu.nvidia.com/shares:value"].dtype == "Int64"
+    inv.upsert(a)
+    assert inv.frame["capacity:gpu.nvidia.com/shares:value"].dtype == "float64"
+    assert_matches_rebuild(inv)
+    inv.delete(a["metadata"]["name"])
+    assert inv.frame["capacity:gpu.nvidia.com/shares:value"].dtype == "Int64"
+    assert_matches_rebuild(inv)
+
+
+def test_generation_change_swaps_the_pool():
+    inv = DeviceInventory(DYNMIG)
+    newer = copy.deepcopy(DYNMIG[2])
+    newer["metadata"]["name"] = "gen2-slice"
+    newer["spec"]["pool"]["generation"] = 2
+    inv.upsert(newer)
+    assert set(inv.frame["slice"]) == {"gen2-slice"}
+    assert not inv.frame["pool_complete"].any()
+    assert_matches_rebuild(inv)
+    inv.delete("gen2-slice")
+    assert len(inv.frame) == 208 and inv.frame["pool_complete"].all()
+    assert_matches_rebuild(inv)
+
+
+def test_problems_follow_their_slice():
+    inv = DeviceInventory(MAIN)
+    bad = copy.deepcopy(MAIN[0])
+    bad["spec"]["devices"][1]["capacity"]["memory"]["value"] = "forty"
+    inv.upsert(bad)
+    assert len(inv.frame.attrs["drawb"]["problems"]) == 1
+    assert_matches_rebuild(inv)
+    inv.upsert(MAIN[0])
+    assert inv.frame.attrs["drawb"]["problems"] == []
+    broken = copy.deepcopy(MAIN[2])
+    del broken["spec"]["driver"]
+    inv.upsert(broken)
+    assert_matches_rebuild(inv)
+    assert "spec.driver" in inv.frame.attrs["drawb"]["problems"][0]
+
+
+def _mutations(slices):
+    """Hypothesis strategy: (event, slice) pairs made from fixture slices with small edits."""
+    base = st.sampled_from(slices)
+
+    def edit(s, kind, n):
+        s = copy.deepcopy(s)
+        devices = s["spec"].get("devices", [])
+        if kind == "drop" and devices:
+            del devices[n % len(devices)]
+        elif kind == "attr" and devices:
+            devices[n % len(devices)].setdefault("attributes", {})["extra"] = {"int": n}
+        elif kind == "cap" and devices:
+            devices[n % len(devices)].setdefault("capacity", {})["shares"] = {"value": f"{n}m"}
+        elif kind == "gen":
+            s["spec"]["pool"]["generation"] += n % 3
+        elif kind == "rename":
+            s["metadata"]["name"] += f"-{n}"
+        elif kind == "bad" and devices:
+            devices[n % len(devices)]["capacity"] = {"memory": {"value": "lots"}}
+        return s
+
+    return st.tuples(
+        st.sampled_from(["MODIFIED", "MODIFIED", "DELETED"]),
+        st.builds(edit, base, st.sampled_from(["none", "drop", "attr", "cap", "gen", "rename", "bad"]),
+                  st.integers(0, 40)),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_mutations(MAIN + DYNMIG[:3] + LEGACY), max_size=8))
+def test_any_event_sequence_matches_rebuild(events):
+    inv = DeviceInventory(MAIN + DYNMIG[:3])
+    for event, obj in events:
+        inv.apply(event, obj)
+    assert_matches_rebuild(inv)
