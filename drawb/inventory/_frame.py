@@ -96,6 +96,19 @@ def build_frame(
     allocations: Allocations | None = None,
 ) -> pd.DataFrame:
     """The device frame of finished columns (slices already filtered to current pool generations)."""
+    data, info = build_arrays(columns, complete, problems, allocations)
+    frame = pd.DataFrame(data, copy=False)
+    frame.attrs["drawb"] = info
+    return frame
+
+
+def build_arrays(
+    columns: DeviceColumns,
+    complete: list[bool],
+    problems: list[str],
+    allocations: Allocations | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The device frame's column arrays by name, and its ``attrs["drawb"]``."""
     headers = columns.headers
     counts = np.fromiter((h.rows for h in headers), dtype=np.int64, count=len(headers))
     n = columns.n
@@ -139,9 +152,7 @@ def build_frame(
     data["request"] = string_array(request)
     data["reserved_for"] = object_array(reserved)
 
-    frame = pd.DataFrame(data, copy=False)
-    frame.attrs["drawb"] = frame_attrs(attribute_types, list_kinds, capacities, problems)
-    return frame
+    return data, frame_attrs(attribute_types, list_kinds, capacities, problems)
 
 
 def frame_attrs(

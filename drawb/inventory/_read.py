@@ -305,6 +305,8 @@ class DeviceColumns:
         for driver, columns in self._caps.items():
             for key, values in columns.items():
                 del values[n:]
+                if not self._blank_bad_quantities(key, values):
+                    continue
                 qualified = qualify(key, driver)
                 seen = self.caps.get(qualified)
                 if seen is None:
@@ -312,13 +314,18 @@ class DeviceColumns:
                 else:
                     self._merge(qualified, ["capacity", seen], "capacity", values)
         self._attrs, self._caps = {}, {}
-        for qualified, texts in self.caps.items():
-            bad = {t for t in set(texts) if t is not None and quantity_value(t) is None}
-            for row, text in enumerate(texts) if bad else ():
-                if text in bad:
-                    self.problems.append(f"{self.where(row)}.capacity: {qualified} {text!r} is not a quantity "
-                                         "(like 80Gi, 40G, 500m or 1e3); value left out")
-                    texts[row] = None
+
+    def _blank_bad_quantities(self, key: str, texts: list[str | None]) -> bool:
+        """Report and blank capacity values that are not quantities; False when none is left."""
+        bad = {t for t in set(texts) if t is not None and quantity_value(t) is None}
+        if not bad:
+            return True
+        for row, text in enumerate(texts):
+            if text in bad:
+                self.problems.append(f"{self.where(row)}.capacity.{key}.value: {text!r} is not a quantity "
+                                     "(like 80Gi, 40G, 500m or 1e3); value left out")
+                texts[row] = None
+        return texts.count(None) != len(texts)
 
     def _merge(self, qualified: str, seen: list, kind: str, values: list) -> None:
         """Fill a column's gaps from another driver's column of the same qualified name."""

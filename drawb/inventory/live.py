@@ -7,6 +7,7 @@ generation or completeness changes) and splices their rows in, column by column.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from drawb.inventory._frame import (
     IDENTITY,
     TRAILING,
     VALUE_SUFFIX,
-    build_frame,
+    build_arrays,
     frame_attrs,
     quantity_values,
 )
@@ -25,7 +26,7 @@ from drawb.inventory._read import DeviceColumns, SliceHeader, device_list, read_
 from drawb.inventory.devices import list_items
 from drawb.inventory.pools import pool_states
 
-_MAX_CHUNKS = 64
+_MAX_CHUNKS = 16
 
 
 def _owner(problem: str) -> str:
@@ -51,6 +52,8 @@ class DeviceInventory:
         self._device_problems: dict[str, list[str]] = {}
         self._types: dict[str, str] = {}
         self._lists: dict[str, str] = {}
+        self._capacities: set[str] = set()
+        self._arrays: dict[str, Any] = {}
         for position, obj in enumerate(list_items(slices)):
             self._remember(slice_name(obj, position), obj)
         self._frame = self._build_all()
@@ -67,8 +70,9 @@ class DeviceInventory:
     def problems(self) -> list[str]:
         """Every problem of the slices held now."""
         out: list[str] = []
-        for name in self._objects:
-            out += self._header_problems.get(name, []) + self._device_problems.get(name, [])
+        for table in (self._header_problems, self._device_problems):
+            for problems in table.values():
+                out += problems
         return out
 
     def apply(self, event_type: str, obj: dict) -> None:
@@ -103,7 +107,9 @@ class DeviceInventory:
         header = read_header(obj, len(self._objects), problems)
         self._objects[name] = obj
         self._rows.setdefault(name, 0)
-        self._header_problems[name] = problems
+        self._header_problems.pop(name, None)
+        if problems:
+            self._header_problems[name] = problems
         if header is None:
             return set()
         self._headers[name] = header
@@ -121,22 +127,19 @@ class DeviceInventory:
             del self._pools[key]
         return {key}
 
-    def _read(self, names: list[str]) -> pd.DataFrame:
-        """The device frame of the given visible slices, and their device problems."""
+    def _read(self, names: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Column arrays and attrs of the given visible slices; records their rows and device problems."""
         problems: list[str] = []
-        columns = DeviceColumns(0, problems)
         lists = [(self._headers[n], device_list(self._objects[n], self._headers[n], problems)) for n in names]
-        columns.size = sum(len(devices) for _, devices in lists)
+        columns = DeviceColumns(sum(len(devices) for _, devices in lists), problems)
         for header, devices in lists:
             columns.add(header, devices)
         columns.finish()
-        for name in names:
-            self._device_problems[name] = []
         for problem in problems:
-            self._device_problems[_owner(problem)].append(problem)
+            self._device_problems.setdefault(_owner(problem), []).append(problem)
         for name, header in zip(names, columns.headers):
             self._rows[name] = header.rows
-        return build_frame(columns, [self._complete[n] for n in names], problems)
+        return build_arrays(columns, [self._complete[n] for n in names], problems)
 
     def _build_all(self) -> pd.DataFrame:
         states = pool_states(self._headers.values())
@@ -144,10 +147,21 @@ class DeviceInventory:
             state = states[(header.driver, header.pool)]
             self._visible[name] = header.generation == state.generation
             self._complete[name] = state.complete
-        frame = self._read([n for n in self._headers if self._visible[n]])
-        self._types = dict(frame.attrs["drawb"]["attributes"])
-        self._lists = dict(frame.attrs["drawb"]["lists"])
-        frame.attrs["drawb"]["problems"] = frame_attrs({}, {}, [], self.problems())["problems"]
+        self._arrays, info = self._read([n for n in self._headers if self._visible[n]])
+        self._types = dict(info["attributes"])
+        self._lists = dict(info["lists"])
+        self._capacities = set(info["capacities"])
+        return self._make_frame()
+
+    def _make_frame(self) -> pd.DataFrame:
+        # The arrays are already typed and of one length: skip the constructor's checks and inference.
+        arrays = self._arrays
+        frame = pd.DataFrame._from_arrays(
+            list(arrays.values()), columns=pd.Index(list(arrays)),
+            index=pd.RangeIndex(len(arrays["device"])), verify_integrity=False,
+        )
+        types = {c: self._types[c] for c in sorted(self._types)}
+        frame.attrs["drawb"] = frame_attrs(types, dict(self._lists), sorted(self._capacities), self.problems())
         return frame
 
     # -- one event ---------------------------------------------------------------------------
@@ -168,82 +182,75 @@ class DeviceInventory:
                 self._complete[member] = state.complete
         if name not in self._headers:
             self._visible[name] = False
-        readable = [n for n in self._rows if n in changed and self._visible.get(n) and n in self._headers]
-        old_rows = dict(self._rows)
+        # Where the changed slices' rows are now (rows are grouped by slice in self._rows order).
+        names = list(self._rows)
+        starts = list(accumulate(self._rows.values(), initial=0))
+        spans = sorted((names.index(m), m) for m in changed)
+        old_spans = [(m, starts[i], starts[i + 1]) for i, m in spans]
         for member in changed:
             self._rows[member] = 0
-            self._device_problems[member] = []
+            self._device_problems.pop(member, None)
+        readable = [m for _, m in spans if self._visible.get(m) and m in self._headers]
         block = self._read(readable) if readable else None
-        self._frame = self._splice(changed, old_rows, block)
+        self._arrays = self._splice(old_spans, block, starts[-1])
+        self._frame = self._make_frame()
 
-    def _splice(self, changed: set[str], old_rows: dict[str, int], block: pd.DataFrame | None) -> pd.DataFrame:
-        """The old frame with the rows of `changed` slices removed and `block`'s rows put in their place."""
-        old = self._frame
+    def _splice(self, old_spans: list[tuple[str, int, int]], block: tuple[dict, dict] | None,
+                total: int) -> dict[str, Any]:
+        """The column arrays with the rows of the changed slices replaced by the block's rows."""
+        old = self._arrays
         pieces: list[tuple[str, int, int]] = []  # ("old" | "new", start, stop)
-        old_start = new_start = 0
+        cursor = new_start = 0
         removed_values: set[str] = set()
-        value_columns = [c for c in old.columns if c not in IDENTITY and c not in TRAILING
-                         and not c.endswith(VALUE_SUFFIX)]
-        for member, rows in old_rows.items():
-            if member in changed:
-                for column in value_columns:
-                    if rows and not old[column].array[old_start:old_start + rows].isna().all():
-                        removed_values.add(column)
-                new_rows = self._rows.get(member, 0)
-                if new_rows:
-                    pieces.append(("new", new_start, new_start + new_rows))
-                    new_start += new_rows
-            elif rows:
-                pieces.append(("old", old_start, old_start + rows))
-            old_start += rows
-        pieces = _merge_adjacent(pieces)
+        value_columns = [c for c in old if c not in IDENTITY and c not in TRAILING and not c.endswith(VALUE_SUFFIX)]
+        for member, start, stop in old_spans:
+            if start > cursor:
+                pieces.append(("old", cursor, start))
+            for column in value_columns if stop > start else ():
+                if not pd.isna(old[column][start:stop]).all():
+                    removed_values.add(column)
+            rows = self._rows.get(member, 0)
+            if rows:
+                pieces.append(("new", new_start, new_start + rows))
+                new_start += rows
+            cursor = stop
+        if total > cursor:
+            pieces.append(("old", cursor, total))
 
-        if block is not None:
-            block = self._drop_type_conflicts(block)
-        added = set(block.columns) if block is not None else set()
-        capacities = set(old.attrs["drawb"]["capacities"])
-        if block is not None:
-            capacities.update(block.attrs["drawb"]["capacities"])
+        data, info = block if block is not None else ({}, {"attributes": {}, "lists": {}, "capacities": []})
+        data = self._drop_type_conflicts(data, info)
+        self._capacities.update(info["capacities"])
         columns = IDENTITY + sorted(self._types) + [
-            c for qn in sorted(capacities) for c in (CAPACITY_PREFIX + qn, CAPACITY_PREFIX + qn + VALUE_SUFFIX)
+            c for qn in sorted(self._capacities) for c in (CAPACITY_PREFIX + qn, CAPACITY_PREFIX + qn + VALUE_SUFFIX)
         ] + TRAILING
-        data: dict[str, Any] = {}
+        out: dict[str, Any] = {}
         for column in columns:
-            source_old = old[column].array if column in old.columns else None
-            source_new = block[column].array if block is not None and column in block.columns else None
+            source_old, source_new = old.get(column), data.get(column)
             dtype = _target_dtype(source_old, source_new)
             parts = []
             for which, start, stop in pieces:
                 source = source_old if which == "old" else source_new
                 parts.append(_nulls(dtype, stop - start) if source is None else source[start:stop])
-            data[column] = _concat(parts, dtype)
-        frame = pd.DataFrame(data, copy=False)
+            out[column] = _concat(parts, dtype)
 
-        # An attribute or capacity no row has any more goes away, as in a rebuild.
-        gone = []
-        for column in sorted(removed_values - added):
-            if not frame[column].notna().any():
-                gone.append(column)
+        # An attribute or capacity that no row has any more goes away, as in a rebuild.
+        for column in sorted(removed_values - set(data)):
+            if pd.isna(out[column]).all():
+                del out[column]
                 if column.startswith(CAPACITY_PREFIX):
-                    gone.append(column + VALUE_SUFFIX)
-                    capacities.discard(column[len(CAPACITY_PREFIX):])
+                    del out[column + VALUE_SUFFIX]
+                    self._capacities.discard(column[len(CAPACITY_PREFIX):])
                 else:
                     self._types.pop(column, None)
                     self._lists.pop(column, None)
-        if gone:
-            frame = frame.drop(columns=gone)
-        # A fractional capacity that went away may leave a column a rebuild would type as Int64.
-        for column in removed_values:
-            value_column = column + VALUE_SUFFIX
-            if column not in gone and value_column in frame.columns and frame[value_column].dtype == "float64":
-                frame[value_column] = quantity_values(frame[column].to_numpy(dtype=object, na_value=None).tolist())
-        frame.attrs["drawb"] = frame_attrs(dict(sorted(self._types.items())), dict(self._lists),
-                                           sorted(capacities), self.problems())
-        return frame
+            elif column.startswith(CAPACITY_PREFIX) and out[column + VALUE_SUFFIX].dtype == "float64":
+                # A fractional capacity that went away may leave a column a rebuild types as Int64.
+                texts = out[column].to_numpy(dtype=object, na_value=None).tolist()
+                out[column + VALUE_SUFFIX] = quantity_values(texts)
+        return out
 
-    def _drop_type_conflicts(self, block: pd.DataFrame) -> pd.DataFrame:
-        """Register the block's attribute types; blank (and report) values whose type differs from the frame's."""
-        info = block.attrs["drawb"]
+    def _drop_type_conflicts(self, data: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        """Register the block's attribute types; leave out (and report) values typed unlike the frame's."""
         conflicts = []
         for column, kind_type in info["attributes"].items():
             known = self._types.setdefault(column, kind_type)
@@ -251,21 +258,13 @@ class DeviceInventory:
                 self._lists.setdefault(column, info["lists"][column])
             if known != kind_type or self._lists.get(column) != info["lists"].get(column):
                 conflicts.append(column)
-                for slice_, device in block.loc[block[column].notna(), ["slice", "device"]].itertuples(index=False):
-                    self._device_problems[slice_].append(
+                present = ~np.asarray(pd.isna(data[column]), dtype=bool)
+                for slice_, device in zip(np.asarray(data["slice"], dtype=object)[present],
+                                          np.asarray(data["device"], dtype=object)[present]):
+                    self._device_problems.setdefault(slice_, []).append(
                         f"ResourceSlice '{slice_}' device {device!r}: {column} is {kind_type} here but {known} on "
                         "other devices; value left out")
-        return block.drop(columns=conflicts) if conflicts else block
-
-
-def _merge_adjacent(pieces: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
-    out: list[tuple[str, int, int]] = []
-    for which, start, stop in pieces:
-        if out and out[-1][0] == which and out[-1][2] == start:
-            out[-1] = (which, out[-1][1], stop)
-        else:
-            out.append((which, start, stop))
-    return out
+        return {c: a for c, a in data.items() if c not in conflicts}
 
 
 def _target_dtype(old: Any, new: Any) -> Any:
