@@ -10,7 +10,7 @@ Command line (``scripts/cluster`` wraps it)::
     scripts/cluster status
     scripts/cluster down
 
-State lives in ``$DRAWB_CACHE/clusters`` (kwokctl's ``KWOK_WORKDIR``), one directory per name.
+State lives in ``$DRAWB_CACHE/kwok`` (kwokctl's ``KWOK_WORKDIR``), under ``clusters/<name>``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class LocalCluster:
     """One local control plane, addressed by name under a work directory."""
 
     name: str = DEFAULT_NAME
-    workdir: Path = field(default_factory=lambda: build_mod.cache_root() / "clusters")
+    workdir: Path = field(default_factory=lambda: build_mod.cache_root() / "kwok")
     bin_dir: Path | None = None
     feature_gates: dict[str, bool] = field(default_factory=dict)
     runtime_config: str = ""
@@ -146,16 +146,25 @@ class LocalCluster:
         self.workdir.mkdir(parents=True, exist_ok=True)
         config_file = self.workdir / f"{self.name}.kwokctl.yaml"
         config_file.write_text(yaml.safe_dump(self._config(), sort_keys=False))
-        proc = self._kwokctl("create", "cluster", "--config", str(config_file), "--kubeconfig", "",
-                             "--wait", f"{int(timeout)}s", "--timeout", f"{int(timeout)}s", timeout=timeout + 30)
-        if proc.returncode:
+        for attempt in (1, 2):  # a port kwokctl picked can be taken by a cluster starting alongside
+            proc = self._kwokctl("create", "cluster", "--config", str(config_file), "--kubeconfig", "",
+                                 "--wait", f"{int(timeout)}s", "--timeout", f"{int(timeout)}s",
+                                 timeout=timeout + 30)
+            if proc.returncode == 0:
+                break
             logs = self.component_logs(tail=20)
             self.down()
-            raise RuntimeError(f"kwokctl create cluster failed:\n{proc.stderr[-4000:]}\n{logs}")
-        self.wait_ready(timeout)
-        self.timings["control_plane_s"] = time.monotonic() - started
-        if scenario or objects:
-            self.start_driver(scenario=scenario, objects=objects, timeout=timeout)
+            if attempt == 2:
+                raise RuntimeError(f"kwokctl create cluster failed:\n{proc.stderr[-4000:]}\n{logs}")
+            config_file.write_text(yaml.safe_dump(self._config(), sort_keys=False))
+        try:
+            self.wait_ready(timeout)
+            self.timings["control_plane_s"] = time.monotonic() - started
+            if scenario or objects:
+                self.start_driver(scenario=scenario, objects=objects, timeout=timeout)
+        except BaseException:
+            self.down()
+            raise
         self.timings["up_s"] = time.monotonic() - started
 
     def api(self) -> Api:
@@ -230,7 +239,11 @@ class LocalCluster:
         if self.bin_dir is None and linked.exists():
             self.bin_dir = linked.resolve().parent
         if self.cluster_dir.exists() and self.bin_dir:
-            self._kwokctl("delete", "cluster", "--kubeconfig", "", timeout=120)
+            # kwokctl removes its context from this file; it never wrote one (created with "")
+            scratch = self.workdir / f"{self.name}.no-kubeconfig"
+            proc = self._kwokctl("delete", "cluster", "--kubeconfig", str(scratch), timeout=120)
+            if proc.returncode:
+                print(f"kwokctl delete cluster {self.name}: {proc.stderr.strip()[-500:]}", file=sys.stderr)
         for pid in remaining.values():  # whatever kwokctl did not stop
             _stop_pid(pid)
         if self.cluster_dir.exists():
@@ -249,7 +262,7 @@ class LocalCluster:
 
 
 def _cluster_from_args(args) -> LocalCluster:
-    workdir = Path(args.workdir) if args.workdir else build_mod.cache_root() / "clusters"
+    workdir = Path(args.workdir) if args.workdir else build_mod.cache_root() / "kwok"
     return LocalCluster(name=args.name, workdir=workdir)
 
 
@@ -257,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     """``build | up | down | env | status``."""
     parser = argparse.ArgumentParser(prog="scripts/cluster", description=__doc__.split("\n")[0])
     parser.add_argument("--name", default=os.environ.get("DRAWB_CLUSTER_NAME", DEFAULT_NAME))
-    parser.add_argument("--workdir", help="state directory (default $DRAWB_CACHE/clusters)")
+    parser.add_argument("--workdir", help="state directory, kwokctl's KWOK_WORKDIR (default $DRAWB_CACHE/kwok)")
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build the binaries (cached) and print their directory")
     b.add_argument("--k8s-version", help="default: the version pinned in testcluster/go.mod")

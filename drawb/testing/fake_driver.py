@@ -110,26 +110,36 @@ def runs_nvidia_smi(container: dict) -> bool:
 
 
 def allocated_devices(pod: dict, claims: dict[str, dict], devices: dict[tuple[str, str], dict],
-                      driver: str = DRIVER) -> dict[str, list[dict]]:
+                      driver: str = DRIVER, extended_claim: dict | None = None) -> dict[str, list[dict]]:
     """Container name -> the driver's devices allocated to the claims (or requests) it names.
 
     ``claims`` maps the pod's claim entry names to allocated ResourceClaims, ``devices`` maps
     (pool, device name) to ResourceSlice devices. A reference to a ``request`` also matches the
-    subrequests of a ``firstAvailable`` request (``<request>/<subrequest>``).
+    subrequests of a ``firstAvailable`` request (``<request>/<subrequest>``). ``extended_claim``
+    is the claim the scheduler made for extended resources (``nvidia.com/gpu: 1`` served by DRA);
+    the pod's ``status.extendedResourceClaimStatus`` maps its requests to containers.
     """
-    out = {}
+    wanted: dict[str, list[tuple[dict, str | None]]] = {}
     for container in pod["spec"]["containers"]:
+        wanted[container["name"]] = [
+            (claims[ref["name"]], ref.get("request")) for ref in container.get("resources", {}).get("claims", [])
+        ]
+    if extended_claim is not None:
+        for mapping in pod["status"]["extendedResourceClaimStatus"].get("requestMappings", []):
+            wanted.setdefault(mapping["containerName"], []).append((extended_claim, mapping["requestName"]))
+    out = {}
+    for container_name, refs in wanted.items():
         found: list[dict] = []
-        for ref in container.get("resources", {}).get("claims", []):
-            for result in claims[ref["name"]]["status"]["allocation"]["devices"].get("results", []):
+        for claim, request in refs:
+            for result in claim["status"]["allocation"]["devices"].get("results", []):
                 if result["driver"] != driver:
                     continue
-                if ref.get("request") and result["request"].split("/")[0] != ref["request"]:
+                if request and result["request"].split("/")[0] != request:
                     continue
                 device = devices.get((result["pool"], result["device"]))
                 if device is not None and device not in found:
                     found.append(device)
-        out[container["name"]] = found
+        out[container_name] = found
     return out
 
 
@@ -217,6 +227,9 @@ class FakeDriver:
         claim_names = self._claim_names(pod)
         if claim_names is None:
             return None
+        extended = pod.get("status", {}).get("extendedResourceClaimStatus")
+        if extended:
+            claim_names[""] = extended["resourceClaimName"]
         ns = pod["metadata"]["namespace"]
         claims = {}
         for entry, claim_name in claim_names.items():
@@ -224,7 +237,8 @@ class FakeDriver:
             if not claim or not claim.get("status", {}).get("allocation"):
                 return None
             claims[entry] = claim
-        return allocated_devices(pod, claims, self._devices_by_id(), self.driver)
+        extended_claim = claims.pop("", None)
+        return allocated_devices(pod, claims, self._devices_by_id(), self.driver, extended_claim)
 
     def serve_logs(self, pod: dict) -> bool:
         """Write the pod's container logs and its kwok Logs object; False if not possible yet."""
@@ -311,7 +325,6 @@ class FakeDriver:
                 self._pending.pop(pod["metadata"]["uid"], None)
             else:
                 self._handle(pod)
-        watcher.join(timeout=5)
 
 
 def main(argv: list[str] | None = None) -> int:
