@@ -1,0 +1,561 @@
+"""Per-device CEL evaluation with cel-go's semantics, compiled from the checked tree into closures."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from drawb.cel import library
+from drawb.cel.ast import Node, UInt
+from drawb.cel.values import (
+    INT64_MAX,
+    INT64_MIN,
+    OPTIONAL_NONE,
+    UINT64_MAX,
+    CelError,
+    DefaultMap,
+    Optional,
+    compare,
+    equals,
+    go_type_name,
+    key_text,
+    map_find,
+    no_such_overload,
+)
+
+COST_LIMIT = 1_000_000
+COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+
+Fn = Callable[["Ctx"], Any]
+
+
+class Ctx:
+    """Variables of one evaluation plus the running cost."""
+
+    __slots__ = ("vars", "cost", "limit")
+
+    def __init__(self, variables: dict[str, Any], limit: int = COST_LIMIT) -> None:
+        self.vars = variables
+        self.cost = 0
+        self.limit = limit
+
+
+# --- arithmetic -----------------------------------------------------------------------------
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int
+
+
+def _check_int(v: int) -> int:
+    if v < INT64_MIN or v > INT64_MAX:
+        raise CelError("integer overflow")
+    return v
+
+
+def _check_uint(v: int) -> UInt:
+    if v < 0 or v > UINT64_MAX:
+        raise CelError("unsigned integer overflow")
+    return UInt(v)
+
+
+def _same_kind(a: Any, b: Any) -> bool:
+    return type(a) is type(b) or (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)))
+
+
+def op_add(a: Any, b: Any) -> Any:
+    if type(a) is int:
+        if type(b) is not int:
+            raise no_such_overload(b)
+        return _check_int(a + b)
+    if type(a) is UInt:
+        if type(b) is not UInt:
+            raise no_such_overload(b)
+        return _check_uint(a + b)
+    if isinstance(a, (float, str, bytes, list, tuple)) and not isinstance(a, bool):
+        if not _same_kind(a, b):
+            raise no_such_overload(b)
+        if isinstance(a, (list, tuple)):
+            return list(a) + list(b)
+        return a + b
+    raise CelError("no such overload: _+_")
+
+
+def op_sub(a: Any, b: Any) -> Any:
+    if type(a) is int:
+        if type(b) is not int:
+            raise no_such_overload(b)
+        return _check_int(a - b)
+    if type(a) is UInt:
+        if type(b) is not UInt:
+            raise no_such_overload(b)
+        return _check_uint(a - b)
+    if type(a) is float:
+        if type(b) is not float:
+            raise no_such_overload(b)
+        return a - b
+    raise CelError("no such overload: _-_")
+
+
+def op_mul(a: Any, b: Any) -> Any:
+    if type(a) is int:
+        if type(b) is not int:
+            raise no_such_overload(b)
+        return _check_int(a * b)
+    if type(a) is UInt:
+        if type(b) is not UInt:
+            raise no_such_overload(b)
+        return _check_uint(a * b)
+    if type(a) is float:
+        if type(b) is not float:
+            raise no_such_overload(b)
+        return a * b
+    raise CelError("no such overload: _*_")
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def op_div(a: Any, b: Any) -> Any:
+    if type(a) is int:
+        if type(b) is not int:
+            raise no_such_overload(b)
+        if b == 0:
+            raise CelError("division by zero")
+        return _check_int(_trunc_div(a, b))
+    if type(a) is UInt:
+        if type(b) is not UInt:
+            raise no_such_overload(b)
+        if b == 0:
+            raise CelError("division by zero")
+        return UInt(a // b)
+    if type(a) is float:
+        if type(b) is not float:
+            raise no_such_overload(b)
+        if b == 0:
+            if a == 0 or math.isnan(a):
+                return math.nan
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return a / b
+    raise CelError("no such overload: _/_")
+
+
+def op_mod(a: Any, b: Any) -> Any:
+    if type(a) is int:
+        if type(b) is not int:
+            raise no_such_overload(b)
+        if b == 0:
+            raise CelError("modulus by zero")
+        return a - _trunc_div(a, b) * b
+    if type(a) is UInt:
+        if type(b) is not UInt:
+            raise no_such_overload(b)
+        if b == 0:
+            raise CelError("modulus by zero")
+        return UInt(a % b)
+    raise CelError("no such overload: _%_")
+
+
+def op_neg(a: Any) -> Any:
+    if type(a) is int:
+        return _check_int(-a)
+    if type(a) is float:
+        return -a
+    raise CelError("no such overload: -_")
+
+
+def op_not(a: Any) -> Any:
+    if type(a) is bool:
+        return not a
+    raise CelError("no such overload: !_")
+
+
+def _index_of_list(lst: Any, idx: Any) -> Any:
+    if type(idx) is int or type(idx) is UInt:
+        i = int(idx)
+    elif type(idx) is float:
+        if not idx.is_integer() or not math.isfinite(idx):
+            raise CelError(f"unsupported index value {key_text(idx)} in list")
+        i = int(idx)
+    else:
+        raise CelError(f"unsupported index type '{_type_label(idx)}' in list")
+    if 0 <= i < len(lst):
+        return lst[i]
+    raise CelError(f"index out of bounds: {key_text(idx)}")
+
+
+def _type_label(v: Any) -> str:
+    from drawb.cel.values import type_name
+
+    return type_name(v)
+
+
+def index(container: Any, key: Any) -> Any:
+    """`container[key]` / `container.key` with cel-go's attribute resolution errors."""
+    if isinstance(container, dict):
+        found, value = map_find(container, key)
+        if found:
+            return value
+        raise CelError(f"no such key: {key_text(key)}")
+    if isinstance(container, (list, tuple)):
+        return _index_of_list(container, key)
+    raise CelError(f"no such key: {key_text(key)}")
+
+
+def has_field(container: Any, key: str) -> bool:
+    if isinstance(container, DefaultMap):
+        return True
+    if isinstance(container, dict):
+        return map_find(container, key)[0]
+    raise CelError(f"no such key: {key}")
+
+
+def contains(container: Any, item: Any) -> bool:
+    """`item in container`."""
+    if isinstance(container, (list, tuple)):
+        err = None
+        for elem in container:
+            try:
+                if equals(elem, item):
+                    return True
+            except CelError as e:
+                err = err or e
+        if err:
+            raise err
+        return False
+    if isinstance(container, dict):
+        if isinstance(container, DefaultMap):
+            return isinstance(item, str) and item in container
+        return map_find(container, item)[0]
+    raise CelError("no such overload: @in")
+
+
+# --- compilation to closures ----------------------------------------------------------------
+
+
+class Compiler:
+    """Turns a checked tree into a closure `fn(ctx) -> value`."""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+
+    def compile(self, node: Node) -> Fn:
+        method = getattr(self, "_" + node.kind)
+        return method(node)
+
+    def _const(self, node: Node) -> Fn:
+        value = node.value
+        return lambda ctx: value
+
+    def _ident(self, node: Node) -> Fn:
+        name = node.ref_name or node.name
+        def ident(ctx: Ctx) -> Any:
+            try:
+                return ctx.vars[name]
+            except KeyError:
+                raise CelError(f"no such attribute(s): {name}") from None
+
+        return ident
+
+    def _select(self, node: Node) -> Fn:
+        operand = self.compile(node.target)
+        field = node.name
+        if node.test_only:
+            return lambda ctx: has_field(operand(ctx), field)
+
+        def select(ctx: Ctx) -> Any:
+            return index(operand(ctx), field)
+
+        return select
+
+    def _list(self, node: Node) -> Fn:
+        elems = [self.compile(a) for a in node.args]
+        optional = set(node.optional_indices)
+        if not optional:
+            return lambda ctx: [e(ctx) for e in elems]
+
+        def make(ctx: Ctx) -> list:
+            out = []
+            for i, e in enumerate(elems):
+                v = e(ctx)
+                if i in optional:
+                    if not isinstance(v, Optional):
+                        raise no_such_overload(v)
+                    if v.has_value:
+                        out.append(v.value)
+                else:
+                    out.append(v)
+            return out
+
+        return make
+
+    def _map(self, node: Node) -> Fn:
+        entries = [(self.compile(k), self.compile(v), opt) for k, v, opt in node.entries]
+
+        def make(ctx: Ctx) -> dict:
+            out: dict = {}
+            for k, v, opt in entries:
+                key = k(ctx)
+                if isinstance(key, (float, list, tuple, dict)) or key is None:
+                    raise CelError(f"unsupported key type: {_type_label(key)}")
+                value = v(ctx)
+                if opt:
+                    if not isinstance(value, Optional):
+                        raise no_such_overload(value)
+                    if not value.has_value:
+                        continue
+                    value = value.value
+                if map_find(out, key)[0]:
+                    raise CelError(f"insert failed: key {key_text(key)} already exists")
+                out[key] = value
+            return out
+
+        return make
+
+    def _struct(self, node: Node) -> Fn:
+        raise CelError(f"unsupported message creation: {node.name}")
+
+    def _comprehension(self, node: Node) -> Fn:
+        rng = self.compile(node.iter_range)
+        init = self.compile(node.accu_init)
+        cond = self.compile(node.loop_condition)
+        step = self.compile(node.loop_step)
+        result = self.compile(node.result)
+        iv, iv2, av = node.iter_var, node.iter_var2, node.accu_var
+        body_cost = _static_size(node.loop_condition) + _static_size(node.loop_step)
+
+        def fold(ctx: Ctx) -> Any:
+            r = rng(ctx)
+            if iv2:
+                if isinstance(r, dict):
+                    pairs = list(r.items())
+                elif isinstance(r, (list, tuple)):
+                    pairs = list(enumerate(r))
+                else:
+                    raise CelError(f"unsupported comprehension range type: {go_type_name(r)}")
+            else:
+                if isinstance(r, dict):
+                    pairs = [(k, None) for k in r]
+                elif isinstance(r, (list, tuple)):
+                    pairs = [(x, None) for x in r]
+                else:
+                    raise CelError(f"got '{go_type_name(r)}', expected iterable type")
+            outer = ctx.vars
+            local = dict(outer)
+            ctx.vars = local
+            try:
+                local[av] = init(ctx)
+                for a, b in pairs:
+                    ctx.cost += body_cost
+                    if ctx.cost > ctx.limit:
+                        raise CelError(COST_EXCEEDED)
+                    local[iv] = a
+                    if iv2:
+                        local[iv2] = b
+                    c = cond(ctx)
+                    if c is False:
+                        break
+                    local[av] = step(ctx)
+                return result(ctx)
+            finally:
+                ctx.vars = outer
+
+        return fold
+
+    def _call(self, node: Node) -> Fn:
+        name = node.name
+        special = _SPECIAL.get(name)
+        if special is not None:
+            return special(self, node)
+        operator = STRICT_OPERATORS.get(name)
+        if operator is not None:
+            if len(node.args) == 1:
+                (a0,) = (self.compile(a) for a in node.args)
+                return lambda ctx: operator(a0(ctx))
+            a0, a1 = (self.compile(a) for a in node.args)
+            return lambda ctx: operator(a0(ctx), a1(ctx))
+        args = ([self.compile(node.target)] if node.target is not None else []) + [self.compile(a) for a in node.args]
+        impl = library.lookup(name, node, self.spec)
+        if len(args) == 0:
+            return lambda ctx: impl()
+        if len(args) == 1:
+            (a0,) = args
+            return lambda ctx: impl(a0(ctx))
+        if len(args) == 2:
+            a0, a1 = args
+            return lambda ctx: impl(a0(ctx), a1(ctx))
+        return lambda ctx: impl(*[a(ctx) for a in args])
+
+
+def _static_size(node: Node) -> int:
+    count = 0 if node.kind == "const" else 1
+    for child in node.children():
+        count += _static_size(child)
+    return count
+
+
+def logical_and(left: Any, right: Any) -> bool:
+    """`_&&_` over evaluated operands (values or CelError), cel-go's absorbing semantics."""
+    if left is False or right is False:
+        return False
+    if left is True and right is True:
+        return True
+    if isinstance(left, CelError):
+        raise left
+    if isinstance(right, CelError):
+        raise right
+    raise CelError("no such overload: _&&_")
+
+
+def logical_or(left: Any, right: Any) -> bool:
+    """`_||_` over evaluated operands (values or CelError)."""
+    if left is True or right is True:
+        return True
+    if left is False and right is False:
+        return False
+    if isinstance(left, CelError):
+        raise left
+    if isinstance(right, CelError):
+        raise right
+    raise CelError("no such overload: _||_")
+
+
+def conditional(cond: Any, then: Any, other: Any) -> Any:
+    """`_?_:_` over evaluated operands; only the chosen branch's error matters."""
+    if isinstance(cond, CelError):
+        raise cond
+    if cond is True:
+        chosen = then
+    elif cond is False:
+        chosen = other
+    else:
+        raise no_such_overload(cond)
+    if isinstance(chosen, CelError):
+        raise chosen
+    return chosen
+
+
+def not_strictly_false(value: Any) -> bool:
+    return value is not False
+
+
+def _and(c: Compiler, node: Node) -> Fn:
+    lhs, rhs = (c.compile(a) for a in node.args)
+
+    def and_(ctx: Ctx) -> Any:
+        try:
+            left = lhs(ctx)
+        except CelError as err:
+            left = err
+        if left is False:
+            return False
+        try:
+            right = rhs(ctx)
+        except CelError as err:
+            right = err
+        return logical_and(left, right)
+
+    return and_
+
+
+def _or(c: Compiler, node: Node) -> Fn:
+    lhs, rhs = (c.compile(a) for a in node.args)
+
+    def or_(ctx: Ctx) -> Any:
+        try:
+            left = lhs(ctx)
+        except CelError as err:
+            left = err
+        if left is True:
+            return True
+        try:
+            right = rhs(ctx)
+        except CelError as err:
+            right = err
+        return logical_or(left, right)
+
+    return or_
+
+
+def _conditional(c: Compiler, node: Node) -> Fn:
+    cond, then, other = (c.compile(a) for a in node.args)
+
+    def conditional(ctx: Ctx) -> Any:
+        v = cond(ctx)
+        if v is True:
+            return then(ctx)
+        if v is False:
+            return other(ctx)
+        raise no_such_overload(v)
+
+    return conditional
+
+
+def _not_strictly_false(c: Compiler, node: Node) -> Fn:
+    (arg,) = (c.compile(a) for a in node.args)
+
+    def not_strictly_false(ctx: Ctx) -> bool:
+        try:
+            return arg(ctx) is not False
+        except CelError:
+            return True
+
+    return not_strictly_false
+
+
+_SPECIAL: dict[str, Callable[[Compiler, Node], Fn]] = {
+    "_&&_": _and,
+    "_||_": _or,
+    "_?_:_": _conditional,
+    "@not_strictly_false": _not_strictly_false,
+    "not_strictly_false": _not_strictly_false,
+}
+
+
+
+def _ordered(function: str, test: Callable[[int], bool]) -> Callable[[Any, Any], bool]:
+    def order(a: Any, b: Any) -> bool:
+        r = compare(a, b, function)
+        return r != 2 and test(r)
+
+    return order
+
+
+def _opt_index(v: Any, key: Any) -> Any:
+    if isinstance(v, Optional):
+        if not v.has_value:
+            return OPTIONAL_NONE
+        v = v.value
+    if isinstance(v, dict):
+        found, value = map_find(v, key)
+        return Optional(value) if found else OPTIONAL_NONE
+    if isinstance(v, (list, tuple)):
+        try:
+            return Optional(_index_of_list(v, key))
+        except CelError:
+            return OPTIONAL_NONE
+    raise CelError(f"no such key: {key_text(key)}")
+
+
+# Strict operators as functions of evaluated operands: shared by the closures and the vectorized path.
+STRICT_OPERATORS: dict[str, Callable[..., Any]] = {
+    "_==_": equals,
+    "_!=_": lambda a, b: not equals(a, b),
+    "_<_": _ordered("_<_", lambda r: r < 0),
+    "_<=_": _ordered("_<=_", lambda r: r <= 0),
+    "_>_": _ordered("_>_", lambda r: r > 0),
+    "_>=_": _ordered("_>=_", lambda r: r >= 0),
+    "_[_]": index,
+    "_?._": _opt_index,
+    "_[?_]": _opt_index,
+    "@in": lambda item, container: contains(container, item),
+    "_+_": op_add,
+    "_-_": op_sub,
+    "_*_": op_mul,
+    "_/_": op_div,
+    "_%_": op_mod,
+    "-_": op_neg,
+    "!_": op_not,
+}

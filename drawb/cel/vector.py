@@ -1,0 +1,621 @@
+"""Evaluate a compiled selector over a whole device frame at once, with the per-device results.
+
+Each node of the checked tree evaluates to a *coded column*: an int array `codes` (one per row) and
+a small `table` of CEL values or errors, so that row i's value is `table[codes[i]]`. Attribute and
+capacity columns are factorized once; an operator runs the same scalar function the per-device
+interpreter uses, but only on the distinct operand combinations that occur. Because every value is
+computed by the per-device code, the results are identical to `Selector.matches` on every row.
+Subtrees that read the device in ways other than a fixed attribute or capacity (iterating the maps,
+computed keys, comprehensions) run per device through the interpreter, once per distinct device
+content (the CEL `device` variable depends only on driver, attributes, capacity and
+allowMultipleAllocations, not on the node or the device name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from drawb.cel import library
+from drawb.cel.ast import Node
+from drawb.cel.interp import (
+    COST_LIMIT,
+    STRICT_OPERATORS,
+    Compiler,
+    Ctx,
+    conditional,
+    has_field,
+    logical_and,
+    logical_or,
+    not_strictly_false,
+)
+from drawb.cel.selector import (
+    NO_SUCH_KEY_HINT,
+    Selector,
+    _parse_version,
+    device_variables,
+    result_to_bool,
+    split_name,
+)
+from drawb.cel.values import OPTIONAL_NONE, CelError, Optional, QuantityValue, quantity_of
+
+CAPACITY_PREFIX = "capacity:"
+VALUE_SUFFIX = ":value"
+_PAIR_LIMIT = 1 << 22  # combine two coded columns by direct indexing up to this many code pairs
+
+
+@dataclass
+class Coded:
+    """Row i's value is `table[codes[i]]`; a value may be a CelError."""
+
+    codes: np.ndarray
+    table: list
+
+    def compact(self) -> Coded:
+        """Drop table entries no row uses (keeps later pair tables small)."""
+        used = np.bincount(self.codes, minlength=len(self.table)) > 0
+        if used.all():
+            return self
+        remap = np.cumsum(used) - 1
+        return Coded(remap[self.codes], [v for v, u in zip(self.table, used) if u])
+
+
+def _const(n: int, value: Any) -> Coded:
+    return Coded(np.zeros(n, dtype=np.intp), [value])
+
+
+def _map1(c: Coded, fn: Callable[[Any], Any]) -> Coded:
+    return Coded(c.codes, [_safe(fn, v) for v in c.table])
+
+
+def _safe(fn: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except CelError as err:
+        return err
+    except RecursionError:
+        return CelError("max recursion depth exceeded")
+
+
+def _combine(parts: list[Coded]) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """Joint codes of several coded columns and, per joint code, the tuple of part codes."""
+    codes = parts[0].codes
+    keys: list[tuple[int, ...]] = [(i,) for i in range(len(parts[0].table))]
+    for part in parts[1:]:
+        width = len(part.table)
+        if len(keys) * width <= _PAIR_LIMIT:
+            joint = codes * width + part.codes
+            used = np.flatnonzero(np.bincount(joint, minlength=len(keys) * width))
+            remap = np.full(len(keys) * width, -1, dtype=np.intp)
+            remap[used] = np.arange(len(used))
+            codes = remap[joint]
+            keys = [keys[u // width] + (u % width,) for u in used]
+        else:
+            joint = codes.astype(np.int64) * width + part.codes
+            uniq, codes = np.unique(joint, return_inverse=True)
+            keys = [keys[u // width] + (int(u % width),) for u in uniq]
+    return codes, keys
+
+
+def _map_n(parts: list[Coded], fn: Callable[[list[Any]], Any]) -> Coded:
+    if len(parts) == 1:
+        return Coded(parts[0].codes, [fn([v]) for v in parts[0].table])
+    codes, keys = _combine(parts)
+    return Coded(codes, [fn([p.table[k] for p, k in zip(parts, key)]) for key in keys])
+
+
+# --- reading the frame ----------------------------------------------------------------------
+
+
+def _factorize(series: pd.Series) -> tuple[np.ndarray, list]:
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    codes = np.asarray(codes, dtype=np.intp)
+    table = [None if v is pd.NA else v for v in uniques]
+    if (codes < 0).any():
+        codes = np.where(codes < 0, len(table), codes)
+    table.append(None)  # missing
+    return codes, table
+
+
+class FrameColumns:
+    """Factorized columns of one frame, cached while the frame lives."""
+
+    # A few recent frames (held, so their ids stay unique); frames are treated as immutable, as
+    # drawb's inventory frames are (a change makes a new frame).
+    _cache: dict[int, FrameColumns] = {}
+    _CACHE_SIZE = 4
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.n = len(frame)
+        info = frame.attrs.get("drawb", {})
+        self.attribute_types: dict[str, str] = dict(info.get("attributes", {}))
+        self.capacities: list[str] = list(info.get("capacities", []))
+        self.lists: dict[str, str] = dict(info.get("lists", {}))
+        self._codes: dict[str, tuple[np.ndarray, list]] = {}
+        self._values: dict[str, list] = {}
+        self._distinct: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._present = set(frame.columns)
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> FrameColumns:
+        key = id(frame)
+        cached = cls._cache.pop(key, None)
+        if cached is None or cached.frame is not frame or cached.n != len(frame):
+            cached = cls(frame)
+        cls._cache[key] = cached  # most recent last
+        while len(cls._cache) > cls._CACHE_SIZE:
+            cls._cache.pop(next(iter(cls._cache)))
+        return cached
+
+    def coded(self, column: str) -> tuple[np.ndarray, list]:
+        if column not in self._codes:
+            series = self.frame[column]
+            if series.dtype == object and len(series) and any(isinstance(v, list) for v in series[:50]):
+                series = series.map(lambda v: tuple(v) if isinstance(v, list) else v)
+            self._codes[column] = _factorize(series)
+        return self._codes[column]
+
+    def distinct_rows(self, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Joint codes of the rows' values in `columns`, and one representative row per code (cached)."""
+        if columns not in self._distinct:
+            codes, keys = _combine([Coded(*self.coded(c)) for c in columns])
+            first_row = np.full(len(keys), -1, dtype=np.intp)
+            order = np.arange(self.n)[::-1]
+            first_row[codes[order]] = order
+            self._distinct[columns] = (codes, first_row)
+        return self._distinct[columns]
+
+    def values(self, column: str) -> list:
+        """The column as a Python list, missing values as None (cached)."""
+        if column not in self._values:
+            codes, table = self.coded(column)
+            self._values[column] = [table[c] for c in codes.tolist()]
+        return self._values[column]
+
+    def device(self, row: int, only: set[str] | None = None) -> tuple[dict, str]:
+        """The device entry (JSON form) and driver of one row; see `row_device`."""
+        driver = self.values("driver")[row] or ""
+        attributes: dict[str, Any] = {}
+        for column in sorted(self.attribute_types):
+            if only is not None and column not in only:
+                continue
+            value = self.values(column)[row]
+            if value is None:
+                continue
+            kind = self.kind(column)
+            name = _attribute_name(column, driver)
+            if kind in ("ints", "bools", "strings", "versions"):
+                attributes[name] = {kind: list(value)}
+            elif kind == "int":
+                attributes[name] = {"int": int(value)}
+            elif kind == "bool":
+                attributes[name] = {"bool": bool(value)}
+            elif kind == "version":
+                attributes[name] = {"version": str(value)}
+            else:
+                attributes[name] = {"string": str(value)}
+        capacity: dict[str, Any] = {}
+        for qualified in self.capacities:
+            column = CAPACITY_PREFIX + qualified
+            if (only is not None and column not in only) or column not in self._present:
+                continue
+            value = self.values(column)[row]
+            if value is not None:
+                capacity[_attribute_name(qualified, driver)] = {"value": str(value)}
+        device: dict[str, Any] = {"name": self.values("device")[row] or "", "attributes": attributes}
+        if capacity:
+            device["capacity"] = capacity
+        if "allow_multiple_allocations" in self._present and self.values("allow_multiple_allocations")[row]:
+            device["allowMultipleAllocations"] = True
+        return device, driver
+
+    def kind(self, column: str) -> str | None:
+        """string, int, bool, version, or the list kind (ints, bools, strings, versions)."""
+        kind = self.attribute_types.get(column)
+        if kind == "list":
+            return self.lists.get(column, "strings")
+        return kind
+
+    def driver(self) -> Coded:
+        codes, table = self.coded("driver")
+        return Coded(codes, [v if v is not None else "" for v in table])
+
+
+def _attribute_column(cols: FrameColumns, spec: Any, column: str, ident: str, optional: bool) -> Coded:
+    kind = cols.kind(column)
+    missing: Any = OPTIONAL_NONE if optional else CelError(f"no such key: {ident}")
+    if kind is None:
+        return _const(cols.n, missing)
+    codes, raw = cols.coded(column)
+    table = []
+    for v in raw:
+        if v is None:
+            table.append(missing)
+            continue
+        value = _convert(kind, v, spec)
+        table.append(Optional(value) if optional and not isinstance(value, CelError) else value)
+    return Coded(codes, table)
+
+
+def _convert(kind: str, v: Any, spec: Any) -> Any:
+    try:
+        if kind == "version":
+            return _parse_version(str(v))
+        if kind == "int":
+            return int(v)
+        if kind == "bool":
+            return bool(v)
+        if kind in ("ints", "bools", "strings", "versions"):
+            if not spec.convert_list_attributes:
+                return CelError("unsupported attribute value")
+            if kind == "versions":
+                return [_parse_version(str(x)) for x in v]
+            return [int(x) if kind == "ints" else bool(x) if kind == "bools" else str(x) for x in v]
+        return str(v)
+    except CelError as err:
+        return err
+
+
+def _capacity_column(cols: FrameColumns, column: str, ident: str, optional: bool) -> Coded:
+    missing: Any = OPTIONAL_NONE if optional else CelError(f"no such key: {ident}")
+    name = CAPACITY_PREFIX + column
+    if column not in cols.capacities or name not in cols.frame:
+        return _const(cols.n, missing)
+    codes, raw = cols.coded(name)
+    table = []
+    for v in raw:
+        if v is None:
+            table.append(missing)
+            continue
+        q = _safe(quantity_of, str(v))
+        table.append(Optional(q) if optional and isinstance(q, QuantityValue) else q)
+    return Coded(codes, table)
+
+
+def _domain_present(cols: FrameColumns, which: str, domain: str) -> Coded:
+    if which == "attributes":
+        columns = [c for c in cols.attribute_types if c.partition("/")[0] == domain]
+    else:
+        columns = [CAPACITY_PREFIX + c for c in cols.capacities if c.partition("/")[0] == domain]
+    present = np.zeros(cols.n, dtype=bool)
+    for c in columns:
+        present |= cols.frame[c].notna().to_numpy(dtype=bool)
+    return Coded(present.astype(np.intp), [False, True])
+
+
+# --- per-row device reconstruction (the fallback) -------------------------------------------
+
+
+def _attribute_name(column: str, driver: str) -> str:
+    """The name as the driver most likely published it: unqualified in its own domain."""
+    domain, ident = split_name(column, driver)
+    return ident if domain == driver else column
+
+
+def row_device(frame: pd.DataFrame, row: int, only: set[str] | None = None) -> tuple[dict, str]:
+    """The ResourceSlice device entry (JSON form) and driver of one frame row.
+
+    With `only`, just those attribute columns and `capacity:` columns are included.
+    """
+    return FrameColumns.of(frame).device(row, only)
+
+
+def _content_columns(cols: FrameColumns) -> list[str]:
+    out = ["driver", *sorted(cols.attribute_types), *(CAPACITY_PREFIX + c for c in cols.capacities)]
+    if "allow_multiple_allocations" in cols.frame:
+        out.append("allow_multiple_allocations")
+    return out
+
+
+# --- the build errors DeviceMatches reports before evaluating -------------------------------
+
+
+def build_errors(cols: FrameColumns, spec: Any) -> Coded:
+    """Per row: None, or the attribute conversion error the scheduler reports for that device."""
+    checks = [(c, cols.kind(c)) for c in sorted(cols.attribute_types) if cols.kind(c) not in ("string", "int", "bool")]
+    result = _const(cols.n, None)
+    if not checks:
+        return result
+    driver = cols.driver()
+    for column, kind in checks:
+        codes, raw = cols.coded(column)
+        errors = []
+        for v in raw:
+            if v is None:
+                errors.append(None)
+                continue
+            value = _convert(kind, v, spec)
+            errors.append(value if isinstance(value, CelError) else None)
+        if not any(errors):
+            continue
+        col = Coded(codes, errors)
+
+        def pick(args: list[Any], column: str = column) -> Any:
+            current, err, drv = args
+            if current is not None or err is None:
+                return current
+            return f"attribute {_attribute_name(column, drv)}: {err.message}"
+
+        result = _map_n([result, col, driver], pick)
+    return result
+
+
+# --- the vectorized evaluator ---------------------------------------------------------------
+
+
+class _Opaque(Exception):
+    """This subtree reads the device in a way only the per-device interpreter handles."""
+
+
+_DEVICE_MAPS = ("device.attributes", "device.capacity")
+
+
+def _domain_ref(node: Node) -> tuple[str, str] | None:
+    """`device.attributes["dom"]` / `device.capacity.dom` -> ("attributes"|"capacity", dom)."""
+    if node.kind == "call" and node.name == "_[_]" and len(node.args) == 2:
+        base, key = node.args
+        if base.kind == "ident" and (base.ref_name or base.name) in _DEVICE_MAPS and key.kind == "const":
+            if isinstance(key.value, str):
+                return (base.ref_name or base.name)[len("device.") :], key.value
+    if node.kind == "select" and not node.test_only:
+        base = node.target
+        if base.kind == "ident" and (base.ref_name or base.name) in _DEVICE_MAPS:
+            return (base.ref_name or base.name)[len("device.") :], node.name
+    return None
+
+
+def _is_map_ident(node: Node) -> bool:
+    return node.kind == "ident" and (node.ref_name or node.name) in _DEVICE_MAPS
+
+
+def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
+    """The frame columns a subtree reads, or None when it reads the device maps as a whole."""
+    out: set[str] = set()
+
+    def column(which: str, domain: str, ident: str) -> str:
+        return f"{domain}/{ident}" if which == "attributes" else f"{CAPACITY_PREFIX}{domain}/{ident}"
+
+    def walk(e: Node) -> bool:
+        if e.kind == "ident":
+            name = e.ref_name or e.name
+            if name in _DEVICE_MAPS:
+                return False
+            if name == "device.allowMultipleAllocations":
+                out.add("allow_multiple_allocations")
+            return True
+        if e.kind == "select":
+            ref = _domain_ref(e.target)
+            if ref is not None:
+                out.add(column(ref[0], ref[1], e.name))
+                return True
+            if e.test_only and _is_map_ident(e.target):
+                return True
+        if e.kind == "call" and e.name in ("_[_]", "_?._", "_[?_]") and len(e.args) == 2:
+            ref = _domain_ref(e.args[0])
+            key = e.args[1]
+            if ref is not None and key.kind == "const" and isinstance(key.value, str):
+                out.add(column(ref[0], ref[1], key.value))
+                return True
+        if e.kind == "call" and e.name == "@in" and len(e.args) == 2:
+            item, container = e.args
+            if item.kind == "const" and isinstance(item.value, str):
+                ref = _domain_ref(container)
+                if ref is not None:
+                    out.add(column(ref[0], ref[1], item.value))
+                    return True
+                if _is_map_ident(container):
+                    which = (container.ref_name or container.name)[len("device.") :]
+                    if which == "attributes":
+                        out.update(c for c in cols.attribute_types if c.partition("/")[0] == item.value)
+                    else:
+                        out.update(CAPACITY_PREFIX + c for c in cols.capacities if c.partition("/")[0] == item.value)
+                    return True
+        return all(walk(c) for c in e.children())
+
+    return out if walk(node) else None
+
+
+def _count_comprehensions(node: Node) -> int:
+    """Comprehensions not nested in another comprehension."""
+    if node.kind == "comprehension":
+        return 1
+    return sum(_count_comprehensions(c) for c in node.children())
+
+
+class Vectorizer:
+    """Evaluates one selector's tree over the rows of a frame."""
+
+    def __init__(self, selector: Selector, cols: FrameColumns) -> None:
+        self.selector = selector
+        self.spec = selector.spec
+        self.cols = cols
+        self.compiler = Compiler(self.spec)
+        self.fallback_nodes = 0
+
+    def run(self) -> Coded:
+        root = self.selector.ast.root
+        if _count_comprehensions(root) > 1:
+            # Runtime cost accumulates across comprehensions; evaluate them together, per device.
+            return self.opaque(root)
+        return self.eval(root)
+
+    def eval(self, node: Node) -> Coded:
+        try:
+            return self._eval(node)
+        except _Opaque:
+            return self.opaque(node)
+
+    def _eval(self, node: Node) -> Coded:
+        n = self.cols.n
+        kind = node.kind
+        if kind == "const":
+            return _const(n, node.value)
+        if kind == "ident":
+            name = node.ref_name or node.name
+            if name == "device.driver":
+                return self.cols.driver()
+            if name == "device.allowMultipleAllocations":
+                if "allow_multiple_allocations" not in self.cols.frame:
+                    return _const(n, False)
+                codes, raw = self.cols.coded("allow_multiple_allocations")
+                return Coded(codes, [bool(v) if v is not None else False for v in raw])
+            raise _Opaque
+        if kind == "select":
+            ref = _domain_ref(node.target)
+            if ref is not None:
+                which, domain = ref
+                if node.test_only:
+                    return self._present(which, domain, node.name)
+                return self._column(which, domain, node.name, optional=False)
+            if node.target.kind == "ident" and (node.target.ref_name or node.target.name) in _DEVICE_MAPS:
+                if node.test_only:
+                    return _const(n, True)  # a missing domain reads as an empty map
+            operand = self.eval(node.target)
+            field = node.name
+            if node.test_only:
+                return _map1(operand, lambda v: has_field(v, field))
+            return _map1(operand, lambda v: STRICT_OPERATORS["_[_]"](v, field))
+        if kind == "call":
+            return self._call(node)
+        raise _Opaque
+
+    def _present(self, which: str, domain: str, ident: str) -> Coded:
+        column = f"{domain}/{ident}"
+        if which == "attributes":
+            if column not in self.cols.attribute_types:
+                return _const(self.cols.n, False)
+            codes, raw = self.cols.coded(column)
+        else:
+            if column not in self.cols.capacities:
+                return _const(self.cols.n, False)
+            codes, raw = self.cols.coded(CAPACITY_PREFIX + column)
+        return Coded(codes, [v is not None for v in raw])
+
+    def _column(self, which: str, domain: str, ident: str, optional: bool) -> Coded:
+        column = f"{domain}/{ident}"
+        if which == "attributes":
+            return _attribute_column(self.cols, self.spec, column, ident, optional)
+        return _capacity_column(self.cols, column, ident, optional)
+
+    def _call(self, node: Node) -> Coded:
+        name = node.name
+        args = node.args
+        # fixed attribute / capacity reads
+        if name in ("_[_]", "_?._", "_[?_]") and len(args) == 2 and args[1].kind == "const":
+            ref = _domain_ref(args[0])
+            key = args[1].value
+            if ref is not None and isinstance(key, str):
+                return self._column(ref[0], ref[1], key, optional=name != "_[_]")
+            if args[0].kind == "ident" and (args[0].ref_name or args[0].name) in _DEVICE_MAPS:
+                if name != "_[_]" and isinstance(key, str):
+                    raise _Opaque
+        if name == "@in" and len(args) == 2 and args[0].kind == "const" and isinstance(args[0].value, str):
+            ref = _domain_ref(args[1])
+            if ref is not None:
+                return self._present(ref[0], ref[1], args[0].value)
+            base = args[1]
+            if base.kind == "ident" and (base.ref_name or base.name) in _DEVICE_MAPS:
+                return _domain_present(self.cols, (base.ref_name or base.name)[len("device.") :], args[0].value)
+        if name == "_&&_":
+            return self._binary_nonstrict(args, logical_and)
+        if name == "_||_":
+            return self._binary_nonstrict(args, logical_or)
+        if name == "_?_:_":
+            parts = [self.eval(a) for a in args]
+            return _map_n(parts, lambda v: _safe(conditional, *v))
+        if name in ("@not_strictly_false", "not_strictly_false"):
+            return _map1(self.eval(args[0]), not_strictly_false)
+        operator = STRICT_OPERATORS.get(name)
+        impl = operator if operator is not None else library.lookup(name, node, self.spec)
+        operands = ([node.target] if node.target is not None else []) + list(args)
+        if not operands:
+            return _const(self.cols.n, _safe(impl))
+        parts = [self.eval(a) for a in operands]
+        return _map_n(parts, lambda v: _strict(impl, v))
+
+    def _binary_nonstrict(self, args: list[Node], fn: Callable[[Any, Any], Any]) -> Coded:
+        left = self.eval(args[0])
+        right = self.eval(args[1])
+        return _map_n([left, right], lambda v: _safe(fn, v[0], v[1])).compact()
+
+    def opaque(self, node: Node) -> Coded:
+        """Evaluate `node` per distinct device content with the interpreter."""
+        self.fallback_nodes += 1
+        program = self.compiler.compile(node)
+        cols = self.cols
+        only = device_columns(node, cols)
+        if only is None:
+            columns = _content_columns(cols)
+        else:
+            only = {c for c in only if c in cols.frame}
+            columns = ["driver", *sorted(only)]
+        codes, first_row = cols.distinct_rows(tuple(columns))
+        table = []
+        for row in first_row:
+            device, driver = cols.device(int(row), only)
+            try:
+                variables = device_variables(device, driver, self.spec)
+            except CelError as err:
+                table.append(err)
+                continue
+            table.append(_safe(program, Ctx(variables, COST_LIMIT)))
+        return Coded(codes, table)
+
+
+def _strict(impl: Callable[..., Any], values: list[Any]) -> Any:
+    for v in values:
+        if isinstance(v, CelError):
+            return v
+    return _safe(impl, *values)
+
+
+# --- results --------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """Per row `codes`; per code: matched, has an error, and the error message."""
+
+    codes: np.ndarray
+    matched: np.ndarray
+    failed: np.ndarray
+    messages: np.ndarray
+
+
+def outcome(selector: Selector, frame: pd.DataFrame) -> Outcome:
+    """The selector's result on every row of `frame`, as a coded table."""
+    cols = FrameColumns.of(frame)
+    if cols.n == 0:
+        empty = np.zeros(0, dtype=bool)
+        return Outcome(np.zeros(0, dtype=np.intp), empty, empty, np.empty(0, dtype=object))
+    result = Vectorizer(selector, cols).run()
+    built = build_errors(cols, selector.spec)
+    final = _map_n([built, result], _final)
+    return Outcome(
+        final.codes,
+        np.array([v is True for v in final.table], dtype=bool),
+        np.array([isinstance(v, str) for v in final.table], dtype=bool),
+        np.array([v if isinstance(v, str) else None for v in final.table], dtype=object),
+    )
+
+
+def _final(values: list[Any]) -> Any:
+    build_error, value = values
+    if build_error is not None:
+        return _enhance(build_error)
+    if isinstance(value, CelError):
+        return _enhance(value.message)
+    try:
+        return result_to_bool(value)
+    except CelError as err:
+        return _enhance(err.message)
+
+
+def _enhance(message: str) -> str:
+    if "no such key:" in message and NO_SUCH_KEY_HINT not in message:
+        return message + NO_SUCH_KEY_HINT
+    return message
