@@ -62,7 +62,7 @@ def cache_root() -> Path:
 def pinned_k8s_version(module_dir: Path | None = None) -> str:
     """The ``k8s.io/kubernetes`` version required by a module's go.mod (default: the repo's)."""
     text = ((module_dir or source_dir()) / "go.mod").read_text()
-    match = re.search(r"^\s*k8s\.io/kubernetes (v\S+)", text, re.M)
+    match = re.search(r"^\s*k8s\.io/kubernetes (v\S+)", text, re.MULTILINE)
     if not match:
         raise RuntimeError(f"{module_dir or source_dir()}/go.mod does not require k8s.io/kubernetes")
     return match.group(1)
@@ -80,7 +80,7 @@ def go_env() -> dict[str, str]:
 
 
 def _go(args: list[str], cwd: Path, env: dict[str, str]) -> str:
-    proc = subprocess.run(["go", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(["go", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode:
         raise RuntimeError(f"go {' '.join(args)} failed in {cwd}:\n{proc.stderr.strip()}")
     return proc.stdout
@@ -88,7 +88,7 @@ def _go(args: list[str], cwd: Path, env: dict[str, str]) -> str:
 
 def staging_modules(k8s_go_mod: str) -> list[str]:
     """Module paths k8s.io/kubernetes replaces with its ``staging/`` directories."""
-    return sorted(set(re.findall(r"^\s*(k8s\.io/[\w.-]+) => \./staging/", k8s_go_mod, re.M)))
+    return sorted(set(re.findall(r"^\s*(k8s\.io/[\w.-]+) => \./staging/", k8s_go_mod, re.MULTILINE)))
 
 
 def write_module(dest: Path, k8s_version: str) -> None:
@@ -97,9 +97,9 @@ def write_module(dest: Path, k8s_version: str) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     info = json.loads(_go(["mod", "download", "-json", f"k8s.io/kubernetes@{k8s_version}"], dest, env))
     k8s_go_mod = Path(info["GoMod"]).read_text()
-    go_line = re.search(r"^go (\S+)", k8s_go_mod, re.M)
-    godebug = re.search(r"^godebug (\S+)", k8s_go_mod, re.M)
-    etcd = re.search(r"^\s*go\.etcd\.io/etcd/client/v3 (v\S+)", k8s_go_mod, re.M)
+    go_line = re.search(r"^go (\S+)", k8s_go_mod, re.MULTILINE)
+    godebug = re.search(r"^godebug (\S+)", k8s_go_mod, re.MULTILINE)
+    etcd = re.search(r"^\s*go\.etcd\.io/etcd/client/v3 (v\S+)", k8s_go_mod, re.MULTILINE)
     if not (go_line and etcd):
         raise RuntimeError(f"k8s.io/kubernetes@{k8s_version} go.mod has no go line or etcd client")
     staging_version = "v0." + k8s_version.removeprefix("v1.")

@@ -24,9 +24,11 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import urllib3
 import yaml
 
 from drawb.testing import build as build_mod
@@ -114,7 +116,7 @@ class LocalCluster:
     def _kwokctl(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         kwokctl = str(self.bin_dir / "kwokctl") if self.bin_dir else "kwokctl"
         return subprocess.run([kwokctl, "--name", self.name, *args], env=self.env(), capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, check=False)
 
     def _config(self) -> dict:
         b = self.bin_dir
@@ -134,7 +136,14 @@ class LocalCluster:
             options["kubeFeatureGates"] = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.feature_gates.items()))
         if self.runtime_config:
             options["kubeRuntimeConfig"] = self.runtime_config
-        return {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration", "options": options}
+        # One scheduler and one controller manager: leader election only adds a way to die (a lease
+        # renewal missed on a starved 2-core machine makes them exit) and a start-up delay.
+        patches = [
+            {"name": name, "extraArgs": [{"key": "leader-elect", "value": "false"}]}
+            for name in ("kube-scheduler", "kube-controller-manager")
+        ]
+        return {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
+                "options": options, "componentsPatches": patches}
 
     def up(self, scenario: str | None = None, objects: list[Path] | None = None, timeout: float = 180) -> None:
         """Start the cluster (and the fake driver if given a scenario or object files); wait for ready."""
@@ -171,19 +180,36 @@ class LocalCluster:
         """A JSON client for this cluster."""
         return Api.from_kubeconfig(str(self.kubeconfig))
 
+    def _component_ports(self) -> dict[str, int]:
+        """Secure ports kwokctl picked for the scheduler and the controller manager."""
+        for doc in yaml.safe_load_all((self.cluster_dir / "kwok.yaml").read_text()):
+            if doc and doc.get("kind") == "KwokctlConfiguration":
+                options = doc["options"]
+                return {"kube-scheduler": options["kubeSchedulerPort"],
+                        "kube-controller-manager": options["kubeControllerManagerPort"]}
+        raise RuntimeError(f"no KwokctlConfiguration in {self.cluster_dir / 'kwok.yaml'}")
+
     def wait_ready(self, timeout: float = 180) -> None:
-        """Wait for /readyz, the scheduler's and controller manager's leases and the default SA."""
+        """Wait for the API server's /readyz, the scheduler's and controller manager's /healthz
+        and the ``default`` ServiceAccount (made by the controller manager)."""
         deadline = time.monotonic() + timeout
+        ports = self._component_ports()
+        # the components serve self-signed certificates on loopback; /healthz is open to anyone
+        local = urllib3.PoolManager(cert_reqs="CERT_NONE", assert_hostname=False)
         last = "no answer"
         while time.monotonic() < deadline:
             try:
                 api = self.api()
                 api.text("/readyz")
-                for lease in ("kube-scheduler", "kube-controller-manager"):
-                    api.get(path_for("Lease", lease, "kube-system"))
+                for name, port in ports.items():
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                        resp = local.request("GET", f"https://127.0.0.1:{port}/healthz", timeout=5, retries=False)
+                    if resp.status != 200:
+                        raise RuntimeError(f"{name} /healthz: {resp.status} {resp.data[:200]!r}")
                 api.get(path_for("ServiceAccount", "default", "default"))
                 return
-            except (ApiError, OSError, Exception) as err:  # not up yet: connection refused, 404, 500
+            except (ApiError, OSError, RuntimeError, urllib3.exceptions.HTTPError) as err:  # not up yet
                 last = str(err)
             time.sleep(0.25)
         raise TimeoutError(f"cluster {self.name} not ready after {timeout:.0f}s: {last}\n{self.component_logs(tail=20)}")
@@ -196,10 +222,9 @@ class LocalCluster:
         args = [sys.executable, "-m", "drawb.testing.fake_driver", "--kubeconfig", str(self.kubeconfig),
                 "--log-dir", str(self.pod_log_dir), "--ready-file", str(ready)]
         args += ["--scenario", scenario] if scenario else ["--objects", *map(str, objects or [])]
-        log_file = open(self.cluster_dir / "logs" / "fake-driver.log", "ab")
-        proc = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=self.env())
-        log_file.close()
+        with open(self.cluster_dir / "logs" / "fake-driver.log", "ab") as log_file:
+            proc = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, env=self.env())
         (self.cluster_dir / "pids" / DRIVER_PID).write_text(f"{proc.pid}\n")
         deadline = time.monotonic() + timeout
         while not ready.exists():
@@ -255,7 +280,7 @@ class LocalCluster:
         """Run the cluster's kubectl with this kubeconfig."""
         kubectl = str(self.bin_dir / "kubectl") if self.bin_dir else "kubectl"
         proc = subprocess.run([kubectl, *args], env=self.env(), capture_output=True, text=True,
-                              input=input, timeout=timeout)
+                              input=input, timeout=timeout, check=False)
         if check and proc.returncode:
             raise RuntimeError(f"kubectl {shlex.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
         return proc

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -100,7 +100,7 @@ def _clean(obj: dict, kind: str, api_version: str) -> dict:
 
 def cri_log(lines: list[str], now: datetime | None = None) -> str:
     """Lines in the CRI container log format kwok reads (``<time> stdout F <text>``)."""
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return "".join(f"{stamp} stdout F {line}\n" for line in lines)
 
 
@@ -301,7 +301,7 @@ class FakeDriver:
                         if stop.is_set():
                             return
                     backoff = 0.2
-            except Exception as err:  # survive API restarts and watch expiry, then re-list
+            except Exception as err:  # noqa: BLE001 - survive API restarts and watch expiry, then re-list
                 if stop.is_set():
                     return
                 log.info("pod watch: %s; re-listing in %.1fs", err, backoff)

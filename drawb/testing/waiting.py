@@ -19,7 +19,7 @@ def wait_for(fn: Callable[[], T], timeout: float = 30, interval: float = 0.1, wh
     while True:
         try:
             last = fn()
-        except Exception as err:  # keep polling through transient errors, report the last one
+        except Exception as err:  # noqa: BLE001 - transient errors mean "not yet"; the last one is reported
             last = err
         else:
             if last:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from drawb.cluster.sim.scenarios import build_scenario
 from drawb.testing.fake_driver import Inventory, _clean, allocated_devices, cri_log, runs_nvidia_smi
@@ -61,7 +61,7 @@ def test_container_naming_a_request_sees_only_its_devices():
 
 
 def test_cri_log_lines_and_nvidia_smi_detection():
-    now = datetime(2026, 1, 2, 3, 4, 5, 600000, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 2, 3, 4, 5, 600000, tzinfo=UTC)
     assert cri_log(["GPU 0: X", "  MIG"], now) == (
         "2026-01-02T03:04:05.600000Z stdout F GPU 0: X\n2026-01-02T03:04:05.600000Z stdout F   MIG\n"
     )
