@@ -57,9 +57,10 @@ def object_array(values: list[Any]) -> np.ndarray:
     return np.fromiter(values, dtype=object, count=len(values))
 
 
-def quantity_values(texts: list[str | None]) -> pd.api.extensions.ExtensionArray | np.ndarray:
-    """Exact values of quantity strings: Int64 when all are integral and fit, else float64."""
-    table = {text: quantity_value(text) for text in set(texts) if text is not None}
+def quantity_values(texts: list[str | None], table: dict | None = None) -> Any:
+    """Exact values of quantity strings (`table` may hold them parsed): Int64 when all are integral, else float64."""
+    if table is None:
+        table = {text: quantity_value(text) for text in set(texts) if text is not None}
     values = list(map(table.get, texts))
     exact = table.values()
     if all(type(v) is int and _INT64_MIN <= v <= _INT64_MAX for v in exact):
@@ -113,10 +114,14 @@ def build_arrays(
     counts = np.fromiter((h.rows for h in headers), dtype=np.int64, count=len(headers))
     n = columns.n
     data: dict[str, Any] = {}
-    data["node"] = string_array(columns.nodes())
-    for name, attr in (("driver", "driver"), ("pool", "pool"), ("slice", "name")):
-        per_slice = np.array([getattr(h, attr) for h in headers], dtype=object)
-        data[name] = string_array(np.repeat(per_slice, counts))
+    # Per-slice values repeated per row: convert the few distinct strings, then take in C.
+    slice_of_row = pa.array(np.repeat(np.arange(len(headers)), counts))
+    for name, attr in (("node", "node"), ("driver", "driver"), ("pool", "pool"), ("slice", "name")):
+        if name == "node" and columns.node_of_row:
+            data[name] = string_array(columns.nodes())
+            continue
+        per_slice = pa.array([getattr(h, attr) for h in headers], type=pa.large_string())
+        data[name] = pd.arrays.ArrowStringArray(per_slice.take(slice_of_row))
     data["device"] = string_array(columns.devices)
 
     attribute_types: dict[str, str] = {}
@@ -139,7 +144,7 @@ def build_arrays(
     for qualified in capacities:
         texts = columns.caps[qualified]
         data[CAPACITY_PREFIX + qualified] = string_array(texts)
-        data[CAPACITY_PREFIX + qualified + VALUE_SUFFIX] = quantity_values(texts)
+        data[CAPACITY_PREFIX + qualified + VALUE_SUFFIX] = quantity_values(texts, columns.cap_values.get(qualified))
 
     data["allow_multiple_allocations"] = bool_array(columns.allow_multi)
     data["taints"] = object_array(columns.taints)
@@ -147,10 +152,15 @@ def build_arrays(
     data["request_policy"] = object_array(columns.policies)
     flags = np.repeat(np.array(complete, dtype=bool), counts)
     data["pool_complete"] = pd.arrays.BooleanArray(flags, np.zeros(n, dtype=bool))
-    claim, request, reserved = attach_allocations(columns, allocations)
-    data["claim"] = string_array(claim)
-    data["request"] = string_array(request)
-    data["reserved_for"] = object_array(reserved)
+    if allocations:
+        claim, request, reserved = attach_allocations(columns, allocations)
+        data["claim"] = string_array(claim)
+        data["request"] = string_array(request)
+        data["reserved_for"] = object_array(reserved)
+    else:
+        data["claim"] = pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()))
+        data["request"] = pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()))
+        data["reserved_for"] = np.full(n, None, dtype=object)
 
     return data, frame_attrs(attribute_types, list_kinds, capacities, problems)
 

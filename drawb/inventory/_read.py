@@ -29,6 +29,8 @@ _LIST_ITEM_PYTYPES = {"strings": str, "versions": str, "ints": int, "bools": boo
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
+_PLAIN_DEVICE_KEYS = frozenset({"name", "attributes", "capacity"})
+
 ALL_NODES = "<all nodes>"
 PER_DEVICE = "<per device>"
 
@@ -182,6 +184,7 @@ class DeviceColumns:
         self._caps: dict[str, dict[str, list]] = {}  # driver -> raw key -> quantity strings
         self.attrs: dict[str, list] = {}  # qualified name -> [value key, values], after finish()
         self.caps: dict[str, list] = {}  # qualified name -> quantity strings, after finish()
+        self.cap_values: dict[str, dict] = {}  # qualified name -> {quantity string: exact value}
 
     @property
     def n(self) -> int:
@@ -189,112 +192,145 @@ class DeviceColumns:
         return len(self.devices)
 
     def add(self, header: SliceHeader, devices: list) -> None:
-        """Append the devices of one slice (the hot loop: keep it flat)."""
+        """Append the devices of one slice (the hot loop: keep it flat; odd cases go to helpers)."""
         where = f"ResourceSlice '{header.name}' spec.devices"
-        driver = header.driver
-        problems = self.problems
-        size = self.size
         names = self.devices
         spec_index = self.spec_index
         allow_multi = self.allow_multi
         taints = self.taints
         consumes = self.consumes
         policies = self.policies
-        acols = self._attrs.setdefault(driver, {})
-        ccols = self._caps.setdefault(driver, {})
+        acols = self._attrs.setdefault(header.driver, {})
+        ccols = self._caps.setdefault(header.driver, {})
         per_device_node = header.node == PER_DEVICE
-        scalar_types = _SCALAR_PYTYPES
+        plain = _PLAIN_DEVICE_KEYS
         header.start = len(names)
         for i, dev in enumerate(devices):
-            if type(dev) is not dict:
-                problems.append(f"{where}[{i}]: not an object but {type(dev).__name__}; device left out")
-                continue
-            basic = dev.get("basic")
-            if basic is not None:
-                if type(basic) is not dict:
-                    problems.append(f"{where}[{i}].basic: not an object; device left out")
+            if type(dev) is dict and dev.keys() <= plain:
+                name = dev.get("name")
+                am = False
+                taint = consume = None
+            else:
+                dev = self._unusual_device(where, i, dev)
+                if dev is None:
                     continue
-                dev = {**basic, "name": dev.get("name")}
-            name = dev.get("name")
+                name = dev.get("name")
+                am = dev.get("allowMultipleAllocations", False)
+                taint, consume = dev.get("taints"), dev.get("consumesCounters")
             if type(name) is not str or not name:
-                problems.append(f"{where}[{i}].name: missing or not a string ({describe(name)}); device left out")
+                self.problems.append(f"{where}[{i}].name: missing or not a string ({describe(name)}); "
+                                     "device left out")
                 continue
             row = len(names)
             names.append(name)
             spec_index.append(i)
             if per_device_node:
                 self.node_of_row[row] = _node_of(dev)[0]
-            am = dev.get("allowMultipleAllocations", False)
-            if type(am) is not bool:
-                problems.append(f"{where}[{i}].allowMultipleAllocations: {describe(am)} is not a boolean")
+            if am is not False and type(am) is not bool:
+                self.problems.append(f"{where}[{i}].allowMultipleAllocations: {describe(am)} is not a boolean")
                 am = None
             allow_multi.append(am)
-            taints.append(dev.get("taints"))
-            consumes.append(dev.get("consumesCounters"))
+            taints.append(taint)
+            consumes.append(consume)
             policies.append(None)
 
             attrs = dev.get("attributes")
             if attrs:
                 if type(attrs) is not dict:
-                    problems.append(f"{where}[{i}].attributes: not a map but {type(attrs).__name__}; "
-                                    "attributes left out")
+                    self.problems.append(f"{where}[{i}].attributes: not a map but {type(attrs).__name__}; "
+                                         "attributes left out")
                 else:
                     for key, wrapped in attrs.items():
                         try:
                             (kind,) = wrapped
                             value = wrapped[kind]
                         except (TypeError, ValueError, KeyError):
-                            problems.append(_bad_attribute(where, i, key, wrapped))
-                            continue
-                        pytype = scalar_types.get(kind)
-                        if pytype is None or type(value) is not pytype:
-                            value = _check_unusual(where, i, key, kind, value, problems)
-                            if value is None:
-                                continue
-                        elif pytype is int and not _INT64_MIN <= value <= _INT64_MAX:
-                            problems.append(f"{where}[{i}].attributes.{key}.int: {value} is out of the int64 range; "
-                                            "attribute left out")
+                            self.problems.append(_bad_attribute(where, i, key, wrapped))
                             continue
                         col = acols.get(key)
-                        if col is None:
-                            col = acols[key] = [kind, [None] * size]
-                        elif col[0] != kind:
-                            problems.append(f"{where}[{i}].attributes.{key}: {kind} value {describe(value)}, but "
-                                            f"other devices publish {qualify(key, driver)} as {col[0]}; "
-                                            "value left out")
-                            continue
-                        col[1][row] = value
+                        if col is not None and col[0] == kind and type(value) is col[2]:
+                            col[1][row] = value
+                        else:
+                            self._attribute(acols, header.driver, where, i, row, key, kind, value)
             caps = dev.get("capacity")
             if caps:
                 if type(caps) is not dict:
-                    problems.append(f"{where}[{i}].capacity: not a map but {type(caps).__name__}; capacity left out")
+                    self.problems.append(f"{where}[{i}].capacity: not a map but {type(caps).__name__}; "
+                                         "capacity left out")
                 else:
                     for key, cap in caps.items():
-                        if type(cap) is dict:
-                            text = cap.get("value")
-                            policy = cap.get("requestPolicy")
-                            if policy is not None:
-                                if policies[row] is None:
-                                    policies[row] = {}
-                                policies[row][qualify(key, driver)] = policy
-                        else:
-                            text = cap  # v1alpha3 published the bare quantity
-                        if type(text) is not str:
-                            problems.append(f"{where}[{i}].capacity.{key}.value: {describe(text)} is not a "
-                                            "quantity string; value left out")
-                            continue
                         col = ccols.get(key)
-                        if col is None:
-                            col = ccols[key] = [None] * size
-                        col[row] = text
+                        if col is not None and type(cap) is dict and len(cap) == 1:
+                            text = cap.get("value")
+                            if type(text) is str:
+                                col[row] = text
+                                continue
+                        self._capacity(ccols, header.driver, where, i, row, key, cap)
         header.rows = len(names) - header.start
         self.headers.append(header)
+
+    def _unusual_device(self, where: str, i: int, dev: Any) -> dict | None:
+        """A device with fields beyond name/attributes/capacity: unwrap v1beta1 ``basic``; None if unusable."""
+        if type(dev) is not dict:
+            self.problems.append(f"{where}[{i}]: not an object but {type(dev).__name__}; device left out")
+            return None
+        basic = dev.get("basic")
+        if basic is None:
+            return dev
+        if type(basic) is not dict:
+            self.problems.append(f"{where}[{i}].basic: not an object; device left out")
+            return None
+        return {**basic, "name": dev.get("name")}
+
+    def _attribute(self, acols: dict, driver: str, where: str, i: int, row: int, key: str, kind: Any,
+                   value: Any) -> None:
+        """Validate and store one attribute value that the fast branch did not take."""
+        pytype = _SCALAR_PYTYPES.get(kind)
+        if pytype is None or type(value) is not pytype:
+            value = _check_unusual(where, i, key, kind, value, self.problems)
+            if value is None:
+                return
+        elif pytype is int and not _INT64_MIN <= value <= _INT64_MAX:
+            self.problems.append(f"{where}[{i}].attributes.{key}.int: {value} is out of the int64 range; "
+                                 "attribute left out")
+            return
+        col = acols.get(key)
+        if col is None:
+            # The third item lets the hot loop store values of this type without checks (not ints:
+            # they need a range check, nor lists: their items need one).
+            fast_type = pytype if pytype in (str, bool) else None
+            col = acols[key] = [kind, [None] * self.size, fast_type]
+        elif col[0] != kind:
+            self.problems.append(f"{where}[{i}].attributes.{key}: {kind} value {describe(value)}, but "
+                                 f"other devices publish {qualify(key, driver)} as {col[0]}; value left out")
+            return
+        col[1][row] = value
+
+    def _capacity(self, ccols: dict, driver: str, where: str, i: int, row: int, key: str, cap: Any) -> None:
+        """Validate and store one capacity that the fast branch did not take (new column, policy, odd form)."""
+        if type(cap) is dict:
+            text = cap.get("value")
+            policy = cap.get("requestPolicy")
+            if policy is not None:
+                if self.policies[row] is None:
+                    self.policies[row] = {}
+                self.policies[row][qualify(key, driver)] = policy
+        else:
+            text = cap  # v1alpha3 published the bare quantity
+        if type(text) is not str:
+            self.problems.append(f"{where}[{i}].capacity.{key}.value: {describe(text)} is not a quantity string; "
+                                 "value left out")
+            return
+        col = ccols.get(key)
+        if col is None:
+            col = ccols[key] = [None] * self.size
+        col[row] = text
 
     def finish(self) -> None:
         """Qualify column names, merge columns that meet under one name, blank values that are not quantities."""
         n = self.n
-        for driver, columns in self._attrs.items():
-            for key, (kind, values) in columns.items():
+        for driver, columns in sorted(self._attrs.items()):
+            for key, (kind, values, _) in sorted(columns.items()):
                 del values[n:]
                 qualified = qualify(key, driver)
                 seen = self.attrs.get(qualified)
@@ -302,12 +338,14 @@ class DeviceColumns:
                     self.attrs[qualified] = [kind, values]
                 else:
                     self._merge(qualified, seen, kind, values)
-        for driver, columns in self._caps.items():
-            for key, values in columns.items():
+        for driver, columns in sorted(self._caps.items()):
+            for key, values in sorted(columns.items()):
                 del values[n:]
-                if not self._blank_bad_quantities(key, values):
+                table = self._blank_bad_quantities(key, values)
+                if table is None:
                     continue
                 qualified = qualify(key, driver)
+                self.cap_values.setdefault(qualified, {}).update(table)
                 seen = self.caps.get(qualified)
                 if seen is None:
                     self.caps[qualified] = values
@@ -315,17 +353,18 @@ class DeviceColumns:
                     self._merge(qualified, ["capacity", seen], "capacity", values)
         self._attrs, self._caps = {}, {}
 
-    def _blank_bad_quantities(self, key: str, texts: list[str | None]) -> bool:
-        """Report and blank capacity values that are not quantities; False when none is left."""
-        bad = {t for t in set(texts) if t is not None and quantity_value(t) is None}
+    def _blank_bad_quantities(self, key: str, texts: list[str | None]) -> dict | None:
+        """Report and blank capacity values that are not quantities; their values, or None when none is left."""
+        table = {t: quantity_value(t) for t in set(texts) if t is not None}
+        bad = {t for t, v in table.items() if v is None}
         if not bad:
-            return True
+            return table
         for row, text in enumerate(texts):
             if text in bad:
                 self.problems.append(f"{self.where(row)}.capacity.{key}.value: {text!r} is not a quantity "
                                      "(like 80Gi, 40G, 500m or 1e3); value left out")
                 texts[row] = None
-        return texts.count(None) != len(texts)
+        return None if texts.count(None) == len(texts) else {t: v for t, v in table.items() if v is not None}
 
     def _merge(self, qualified: str, seen: list, kind: str, values: list) -> None:
         """Fill a column's gaps from another driver's column of the same qualified name."""
@@ -381,3 +420,12 @@ def _check_unusual(where: str, i: int, key: str, kind: Any, value: Any, problems
         return None
     problems.append(f"{where}[{i}].attributes.{key}: unknown value type {describe(kind)}; attribute left out")
     return None
+
+
+def read_columns(current: list[tuple[SliceHeader, list]], problems: list[str]) -> DeviceColumns:
+    """The finished device columns of the given slices and their device lists."""
+    columns = DeviceColumns(sum(len(devices) for _, devices in current), problems)
+    for header, devices in current:
+        columns.add(header, devices)
+    columns.finish()
+    return columns

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from drawb.inventory._frame import build_frame
-from drawb.inventory._read import DeviceColumns, device_list, read_header
+from drawb.inventory._read import device_list, read_columns, read_header
 from drawb.inventory.claims import allocations
 from drawb.inventory.errors import raise_if_strict
 from drawb.inventory.pools import pool_states
@@ -40,10 +40,7 @@ def device_frame(slices: list[dict], claims: list[dict] | None = None, *, strict
         if header.generation == state.generation:
             current.append((header, device_list(obj, header, problems)))
             complete.append(state.complete)
-    columns = DeviceColumns(sum(len(devices) for _, devices in current), problems)
-    for header, devices in current:
-        columns.add(header, devices)
-    columns.finish()
+    columns = read_columns(current, problems)
     allocated = allocations(claims, problems) if claims else None
     raise_if_strict(problems, strict)
     return build_frame(columns, complete, problems, allocated)

@@ -22,7 +22,7 @@ from drawb.inventory._frame import (
     frame_attrs,
     quantity_values,
 )
-from drawb.inventory._read import DeviceColumns, SliceHeader, device_list, read_header, slice_name
+from drawb.inventory._read import SliceHeader, device_list, read_columns, read_header, slice_name
 from drawb.inventory.devices import list_items
 from drawb.inventory.pools import pool_states
 
@@ -131,10 +131,7 @@ class DeviceInventory:
         """Column arrays and attrs of the given visible slices; records their rows and device problems."""
         problems: list[str] = []
         lists = [(self._headers[n], device_list(self._objects[n], self._headers[n], problems)) for n in names]
-        columns = DeviceColumns(sum(len(devices) for _, devices in lists), problems)
-        for header, devices in lists:
-            columns.add(header, devices)
-        columns.finish()
+        columns = read_columns(lists, problems)
         for problem in problems:
             self._device_problems.setdefault(_owner(problem), []).append(problem)
         for name, header in zip(names, columns.headers):
