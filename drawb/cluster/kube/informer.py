@@ -58,6 +58,17 @@ class Informer:
         """Call ``handler(event_type, obj)`` on every change after the initial list."""
         self._handlers.append(handler)
 
+    def subscribe(self, handler: Handler) -> list[dict]:
+        """Register ``handler`` and return the objects it has not been told about.
+
+        An event racing the subscription may reach ``handler`` although its object is already in
+        the returned snapshot; ADDED/MODIFIED are upserts and DELETED of a missing key is a no-op,
+        so consumers stay correct.
+        """
+        with self._lock:
+            self._handlers.append(handler)
+            return list(self.store.values())
+
     def items(self) -> list[dict]:
         """A snapshot of the stored objects."""
         with self._lock:

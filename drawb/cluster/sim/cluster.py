@@ -16,6 +16,7 @@ from drawb.cluster.protocol import (
     with_managed_label,
 )
 from drawb.cluster.sim.scenarios import Scenario, build_scenario
+from drawb.cluster.sim.validate import check_object
 from drawb.cluster.sim.workloads import demo_workloads
 from drawb.gpu.smi import nvidia_smi_list
 
@@ -76,6 +77,7 @@ class SimCluster:
         """Store labelled copies of ``objects``; check all first so none is half-applied."""
         prepared = []
         for obj in objects:
+            check_object(obj)
             key = self._key(obj)
             existing = self._objects.get(key)
             if existing is not None and not is_managed(existing):
