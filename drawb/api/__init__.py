@@ -12,7 +12,17 @@ from drawb.api.names import (
     validate_pool_name,
     validate_qualified_name,
 )
-from drawb.api.objects import ObjectError, dig, get_list, get_map, get_str, kind, meta, name, namespace
+from drawb.api.objects import (
+    ObjectError,
+    dig,
+    get_list,
+    get_map,
+    get_str,
+    kind,
+    meta,
+    name,
+    namespace,
+)
 from drawb.api.quantity import Format, Quantity, QuantityError, is_quantity
 from drawb.api.semver import Semver, SemverError, is_semver
 

@@ -14,8 +14,8 @@ from typing import Any, Final
 
 __all__ = [
     "ObjectError",
-    "api_version",
     "annotations",
+    "api_version",
     "describe",
     "dig",
     "format_path",

@@ -187,6 +187,9 @@ def _interpret_suffix(suffix: str) -> tuple[int, int, Format] | None:
     return None
 
 
+_set = object.__setattr__
+
+
 class Quantity:
     """An exact, immutable Kubernetes quantity such as ``80Gi``, ``1500m`` or ``2e9``."""
 
@@ -197,17 +200,23 @@ class Quantity:
     _dec: bool
     _format: Format
     _s: str | None
+    _hash: int | None
 
     def __init__(self, text: str) -> None:
         """Parse ``text``; see :meth:`parse`."""
         q = _parse(text)
-        self._v, self._e, self._dec, self._format, self._s = q._v, q._e, q._dec, q._format, q._s
-        self._hash = None
+        for slot in Quantity.__slots__:
+            _set(self, slot, getattr(q, slot))
 
     @classmethod
     def _make(cls, v: int, e: int, dec: bool, fmt: Format, s: str | None = None) -> Quantity:
         q = object.__new__(cls)
-        q._v, q._e, q._dec, q._format, q._s, q._hash = v, e, dec, fmt, s, None
+        _set(q, "_v", v)
+        _set(q, "_e", e)
+        _set(q, "_dec", dec)
+        _set(q, "_format", fmt)
+        _set(q, "_s", s)
+        _set(q, "_hash", None)
         return q
 
     @classmethod
@@ -367,8 +376,11 @@ class Quantity:
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash(_strip10(self._v, self._e) if self._v else (0, 0))
+            _set(self, "_hash", hash(_strip10(self._v, self._e) if self._v else (0, 0)))
         return self._hash
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Quantity is immutable")
 
     def __bool__(self) -> bool:
         return self._v != 0
@@ -381,7 +393,7 @@ class Quantity:
 
     def __str__(self) -> str:
         if self._s is None:
-            self._s = _canonical(self._v, self._e, self._format)
+            _set(self, "_s", _canonical(self._v, self._e, self._format))
         return self._s
 
     def __repr__(self) -> str:

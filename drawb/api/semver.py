@@ -194,8 +194,7 @@ def _parse(s: str) -> Semver:
 
 def _normalize(s: str) -> str:
     """The apiserver's ``normalizeAndParse`` rewrite: drop one 'v', leading zeros, pad to x.y.z."""
-    if s.startswith("v"):
-        s = s[1:]
+    s = s.removeprefix("v")
     parts = s.split(".", 2)
     for i, p in enumerate(parts):
         if len(p.encode()) > 1:  # Go counts bytes: a lone "é" becomes "0é"

@@ -209,6 +209,8 @@ def test_hash_pickle_and_value():
     assert Quantity("1500m").value == Fraction(3, 2)
     assert Quantity("2k").value == 2000 and type(Quantity("2k").value) is int
     assert Quantity("-1.5").sign == -1 and Quantity("0").sign == 0
+    with pytest.raises(AttributeError):
+        a._v = 3  # type: ignore[misc]
 
 
 def test_integer_form_depends_on_representation_like_cel():

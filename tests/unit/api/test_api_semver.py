@@ -103,7 +103,8 @@ def test_wrong_tolerant(case):
 
 def test_compare_helper():
     v, v1 = Semver.parse(CASES["compare_helper"]["v"]), Semver.parse(CASES["compare_helper"]["v1"])
-    assert v == v and v1 != v and v >= v and v <= v
+    same = Semver.parse(CASES["compare_helper"]["v"])
+    assert v == same and v1 != v and v >= same and v <= same
     assert v < v1 and v <= v1 and v1 > v and v1 >= v
 
 
