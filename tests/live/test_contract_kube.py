@@ -1,0 +1,94 @@
+"""The Cluster protocol contract against the real API server, and KubeCluster's live store."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from drawb.cluster.kube import KubeCluster
+from drawb.cluster.protocol import ClusterError
+from drawb.cluster.sim.cluster import SimCluster
+from drawb.inventory import device_frame
+from drawb.testing.waiting import wait_for
+from tests.contract.cases import CASES
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture
+def kube(control_plane):
+    cluster = KubeCluster(kubeconfig=str(control_plane.kubeconfig))
+    yield cluster
+    cluster.close()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
+def test_kube_cluster_honours_the_contract(case, kube, namespace):
+    case(kube, namespace)
+
+
+def test_real_and_simulated_clusters_show_the_same_devices(kube):
+    columns = ["node", "driver", "pool", "device", "gpu.nvidia.com/productName", "gpu.nvidia.com/uuid",
+               "gpu.nvidia.com/profile", "capacity:gpu.nvidia.com/memory"]
+    real = device_frame(kube.list("ResourceSlice"))
+    sim = device_frame(SimCluster(workloads=False).list("ResourceSlice"))
+    key = ["driver", "node", "device"]
+    real = real[columns].sort_values(key).reset_index(drop=True)
+    sim = sim[columns].sort_values(key).reset_index(drop=True)
+    assert len(real) == len(sim) == 46
+    assert real.astype(str).equals(sim.astype(str))
+
+
+def test_watch_keeps_the_store_live(kube, control_plane):
+    informer = kube.watch("ResourceSlice")
+    before = len(kube.list("ResourceSlice"))
+    template = copy.deepcopy(next(s for s in kube.list("ResourceSlice") if s["spec"]["driver"] == "gpu.nvidia.com"))
+    slice_ = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "drawb-watch-test"},
+        "spec": {**template["spec"], "pool": {"name": "watch-pool", "generation": 1, "resourceSliceCount": 1}},
+    }
+    seen = []
+    informer.add_handler(lambda kind, obj: seen.append((kind, obj["metadata"]["name"])))
+    try:
+        kube.apply([slice_])
+        wait_for(lambda: ("ADDED", "drawb-watch-test") in seen, what="ADDED event for the new slice")
+        assert len(kube.list("ResourceSlice")) == before + 1
+    finally:
+        kube.delete("ResourceSlice", "drawb-watch-test")
+    wait_for(lambda: ("DELETED", "drawb-watch-test") in seen, what="DELETED event")
+    assert len(kube.list("ResourceSlice")) == before
+
+
+def test_logs_stream_from_a_pod(kube, control_plane, namespace):
+    kube.apply([
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "single-gpu", "namespace": namespace},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "smi", "namespace": namespace},
+         "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
+                  "containers": [{"name": "ctr", "image": "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04",
+                                  "command": ["nvidia-smi", "-L"], "resources": {"claims": [{"name": "gpu"}]}}]}},
+    ])
+    wait_for(lambda: (kube.get("Pod", "smi", namespace) or {}).get("status", {}).get("phase") == "Running",
+             what="pod smi Running", timeout=60)
+    lines = wait_for(lambda: [line for line in kube.logs("smi", namespace) if line.startswith("GPU 0:")],
+                     what="nvidia-smi line in the log", timeout=60)
+    assert "(UUID: GPU-" in lines[0]
+
+
+def test_sim_rejects_a_bad_name_with_the_api_servers_words(kube, namespace):
+    bad = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "Not_A_DNS_Name", "namespace": namespace},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}},
+    }
+    messages = []
+    for cluster in (kube, SimCluster()):
+        with pytest.raises(ClusterError) as caught:
+            cluster.apply([bad], dry_run=True)
+        messages.append(str(caught.value).removesuffix(" (HTTP 422)"))
+    assert messages[0] == messages[1]
