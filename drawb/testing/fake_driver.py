@@ -54,9 +54,11 @@ class Inventory:
     def from_objects(cls, objects: Iterable[dict]) -> Inventory:
         """Sort objects by kind; a node named by a slice but not given is made up (bare)."""
         inv = cls()
+        by_kind = {"Node": inv.nodes, "ResourceSlice": inv.resource_slices, "DeviceClass": inv.device_classes}
         for obj in objects:
-            {"Node": inv.nodes, "ResourceSlice": inv.resource_slices,
-             "DeviceClass": inv.device_classes}[obj["kind"]].append(obj)
+            if obj.get("kind") not in by_kind:
+                raise ValueError(f"cannot publish a {obj.get('kind')!r}: only {', '.join(by_kind)} (resource.k8s.io/v1)")
+            by_kind[obj["kind"]].append(obj)
         known = {n["metadata"]["name"] for n in inv.nodes}
         for node_name in sorted({s["spec"].get("nodeName") for s in inv.resource_slices} - known - {None}):
             inv.nodes.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name}})
