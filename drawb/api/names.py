@@ -44,6 +44,8 @@ __all__ = [
     "validate_pool_name",
     "validate_qualified_name",
     "validate_request_name",
+    "validate_string_value",
+    "validate_version_value",
 ]
 
 DNS1123_LABEL_MAX_LENGTH: Final = 63
@@ -286,6 +288,32 @@ def validate_qualified_name(name: str, path: str) -> list[str]:
             errs.append(required(path, "the name must not be empty"))
         else:
             errs.extend(_validate_c_identifier(ident, path))
+    return errs
+
+
+_NUMERIC_ID: Final = "(0|[1-9][0-9]*)"
+_PRERELEASE_ID: Final = "(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
+_BUILD_ID: Final = "[0-9a-zA-Z-]+"
+_VERSION_VALUE_RE: Final = re.compile(
+    rf"{_NUMERIC_ID}\.{_NUMERIC_ID}\.{_NUMERIC_ID}"
+    rf"(-{_PRERELEASE_ID}(\.{_PRERELEASE_ID})*)?"
+    rf"(\+{_BUILD_ID}(\.{_BUILD_ID})*)?"
+)
+
+
+def validate_string_value(value: str, path: str) -> list[str]:
+    """A device attribute's ``string`` value: at most 64 bytes."""
+    if _len(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
+        return [too_long(path, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)]
+    return []
+
+
+def validate_version_value(value: str, path: str) -> list[str]:
+    """A device attribute's ``version`` value: semver.org 2.0.0 syntax, at most 64 bytes."""
+    errs = []
+    if not _VERSION_VALUE_RE.fullmatch(value):
+        errs.append(invalid(path, value, "must be a string compatible with semver.org spec 2.0.0"))
+    errs.extend(validate_string_value(value, path))
     return errs
 
 

@@ -70,7 +70,11 @@ def _compare_pre(a: tuple[int | str, ...], b: tuple[int | str, ...]) -> int:
 
 
 class Semver:
-    """An immutable semantic version; equality and order ignore build metadata, as in Kubernetes."""
+    """An immutable semantic version; equality and order ignore build metadata, as in Kubernetes.
+
+    ``major``/``minor``/``patch`` hold the exact uint64 values; Kubernetes CEL's ``major()`` etc.
+    return them as int64, so values of 2**63 and above wrap negative there.
+    """
 
     __slots__ = ("major", "minor", "patch", "pre", "build")
 

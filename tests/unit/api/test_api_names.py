@@ -87,3 +87,13 @@ def test_generated_subdomains_are_valid(parts):
 def test_c_identifier_matches_its_definition(value):
     ok = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) is not None
     assert (names.is_c_identifier(value) == []) == ok
+
+
+version_like = st.text(alphabet="0123456789.-+aZ", max_size=20)
+
+
+@given(version_like)
+def test_version_value_syntax_agrees_with_strict_semver(value):
+    from drawb.api.semver import is_semver
+
+    assert (names.validate_version_value(value, "v") == []) == is_semver(value)
