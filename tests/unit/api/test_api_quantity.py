@@ -281,3 +281,11 @@ def test_go_oracle(case):
     assert (q.as_integer() if q.is_integer() else None) == case["int64"]
     got = q.as_approximate_float()
     assert got == case["float"] or (math.isnan(got) and math.isnan(case["float"]))
+
+
+def test_exponents_needing_huge_integers_are_refused_not_hung():
+    # Go would build a 200000-digit big.Int here; drawb refuses beyond 100000 digits.
+    with pytest.raises(QuantityError, match="too large"):
+        Quantity.parse("1234567890123456789e200000")
+    with pytest.raises(QuantityError, match="too large"):
+        Quantity.parse("1e2147483647").value  # noqa: B018
