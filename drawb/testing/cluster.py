@@ -234,15 +234,22 @@ class LocalCluster:
             time.sleep(0.1)
         return proc.pid
 
+    def _owns(self, pid: int) -> bool:
+        """Whether a live pid is one of this cluster's (a stale pid file may name a reused pid)."""
+        try:
+            return str(self.cluster_dir).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+
     def pids(self) -> dict[str, int]:
-        """Component name -> pid, from the pid files of running processes."""
+        """Component name -> pid of this cluster's running processes, from their pid files."""
         pids = {}
         for pid_file in sorted((self.cluster_dir / "pids").glob("*.pid")):
             try:
                 pid = int(pid_file.read_text().strip())
             except ValueError:
                 continue
-            if _pid_alive(pid):
+            if _pid_alive(pid) and self._owns(pid):
                 pids[pid_file.stem] = pid
         return pids
 
