@@ -20,6 +20,7 @@ from drawb.session import Session
 COMMAND_MODULES = (
     "drawb.commands.connect",
     "drawb.commands.read",
+    "drawb.notebook.render_command",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

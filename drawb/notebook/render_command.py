@@ -1,0 +1,168 @@
+"""``templates`` and ``render``: manifest templates from ``%dra`` and the ``drawb`` command line.
+
+``%dra render NAME --set key=value`` and ``%%dra render NAME`` (YAML values in the cell) take
+``{{var}}`` from the notebook's namespace (on the magic's line IPython hands it over as ``{var}``,
+which counts the same): a value that is exactly ``{{var}}`` becomes the variable's
+Python value (an int stays an int); ``{{var}}`` inside longer text is replaced by ``str(var)``.
+The values then go through drawb.render's checks like any other.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from drawb import render as rendering
+from drawb.commands.registry import arg, command
+from drawb.errors import DrawbError, UsageError
+from drawb.session import Session
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# ``{{var}}``; IPython already turns ``{{var}}`` on a magic's line into ``{var}``, so that form counts too.
+_VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}")
+
+
+class TemplateNotFound(DrawbError):
+    """No template of that name."""
+
+
+class InvalidValue(DrawbError):
+    """A template parameter is missing, unknown or has an invalid value."""
+
+
+class InvalidManifest(DrawbError):
+    """The rendered manifests failed validation."""
+
+
+class BrokenTemplate(DrawbError):
+    """A template file itself is broken."""
+
+
+def _dirs(session: Session) -> list[str]:
+    return [session.template_dir] if session.template_dir else []
+
+
+def _translate(exc: rendering.RenderError, name: str, prog: str) -> DrawbError:
+    if isinstance(exc, rendering.TemplateNotFound):
+        return TemplateNotFound(str(exc), hint=f"`{prog} templates` lists them")
+    if isinstance(exc, rendering.ParameterError):
+        return InvalidValue(str(exc), hint=f"`{prog} templates {name}` lists its parameters")
+    if isinstance(exc, rendering.ManifestInvalid):
+        return InvalidManifest(str(exc), hint="fix the values or the template; nothing was exported or applied")
+    return BrokenTemplate(str(exc), hint="fix the template file")
+
+
+@command(
+    "templates",
+    "List manifest templates (bundled, and your template_dir option), or one template's parameters.",
+    arg("name", nargs="?", help="a template: show its parameters"),
+)
+def templates(session: Session, args, cell) -> pd.DataFrame:
+    import pandas as pd
+
+    try:
+        if args.name:
+            info = rendering.get_template(args.name, _dirs(session))
+            rows = [
+                {"parameter": p.name, "type": p.describe_type(), "default": None if p.required else p.default,
+                 "required": p.required, "description": p.description}
+                for p in info.params
+            ]
+            return pd.DataFrame(rows, columns=["parameter", "type", "default", "required", "description"])
+        rows = [
+            {"template": t.name, "about": t.about, "parameters": ", ".join(p.name for p in t.params),
+             "source": t.source}
+            for t in rendering.list_templates(_dirs(session))
+        ]
+    except rendering.RenderError as exc:
+        raise _translate(exc, args.name or "", session.prog) from None
+    return pd.DataFrame(rows, columns=["template", "about", "parameters", "source"])
+
+
+def _placeholders(text: str, found: dict[str, str]) -> str:
+    def swap(m: re.Match) -> str:
+        token = f"drawbvar{len(found)}x"
+        found[token] = m.group(1) or m.group(2)
+        return token
+
+    return _VAR.sub(swap, text)
+
+
+def _resolve(value: Any, found: dict[str, str], user_ns: dict) -> Any:
+    if isinstance(value, dict):
+        return {k: _resolve(v, found, user_ns) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, found, user_ns) for v in value]
+    if not isinstance(value, str) or not any(token in value for token in found):
+        return value
+
+    def lookup(token: str) -> Any:
+        var = found[token]
+        if var not in user_ns:
+            raise UsageError(f"{{{{{var}}}}} names no variable of the notebook", hint=f"define {var} in a cell first")
+        return user_ns[var]
+
+    if value in found:
+        return lookup(value)
+    for token in found:
+        if token in value:
+            value = value.replace(token, str(lookup(token)))
+    return value
+
+
+def collect_values(sets: list[str], cell: str | None, user_ns: dict) -> dict[str, Any]:
+    """Values from the cell's YAML mapping and ``--set key=value`` (which wins), ``{{var}}`` resolved."""
+    found: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    if cell is not None and cell.strip():
+        try:
+            parsed = yaml.safe_load(_placeholders(cell, found))
+        except yaml.YAMLError as exc:
+            raise UsageError(f"the cell is not YAML: {exc}", hint="write one `parameter: value` per line") from None
+        if not isinstance(parsed, dict):
+            raise UsageError("the cell must be a YAML mapping of parameter: value", hint="e.g. `count: 2`")
+        values.update(parsed)
+    for item in sets or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {item!r} is not key=value", hint="e.g. --set count=2")
+        values[key.strip()] = _placeholders(raw, found)
+    return {k: _resolve(v, found, user_ns) for k, v in values.items()}
+
+
+@command(
+    "render",
+    "Render a manifest template, validate it, and show, export (--out) or apply it (dry run first).",
+    arg("name", help="template name (see `templates`)"),
+    arg("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+        help="a parameter value; repeat for more; {{var}} takes a notebook variable"),
+    arg("--out", help="write the manifests to this file (multi-document YAML)"),
+    arg("-n", "--namespace", help="namespace of the manifests (default: the namespace option)"),
+    arg("--dry-run", action="store_true", help="server-side dry run through the connected cluster"),
+    arg("--apply", action="store_true", help="dry run, then apply through the connected cluster"),
+    cell="YAML values (parameter: value per line)",
+)
+def render(session: Session, args, cell) -> rendering.Rendered:
+    values = collect_values(args.sets, cell, session.user_ns)
+    applying = args.dry_run or args.apply
+    cluster = session.cluster if applying else getattr(session, "_cluster", None)
+    try:
+        rendered = rendering.render(
+            args.name,
+            values,
+            namespace=args.namespace or session.namespace,
+            cluster=cluster,
+            kubernetes_version=None if cluster is not None else session.kubernetes_version,
+            template_dirs=_dirs(session),
+        )
+        if args.out:
+            rendered.export(args.out)
+        if applying:
+            rendered.apply(cluster, dry_run=not args.apply)
+    except rendering.RenderError as exc:
+        raise _translate(exc, args.name, session.prog) from None
+    return rendered

@@ -1,0 +1,135 @@
+"""Render DRA manifests from templates, validate them, export them, and apply them.
+
+>>> r = render("single-gpu", {"template_name": "one-gpu"})   # doctest: +SKIP
+>>> r.documents, r.yaml, r.export("gpu.yaml"), r.apply(cluster)   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from drawb.render.catalog import TemplateInfo, get_template, list_templates
+from drawb.render.checks import World, cross_reference_issues, label
+from drawb.render.engine import parse_documents, render_text
+from drawb.render.errors import (
+    Issue,
+    ManifestInvalid,
+    ParameterError,
+    RenderError,
+    TemplateError,
+    TemplateNotFound,
+)
+from drawb.render.export import Exported, dump_documents, read_export
+from drawb.render.params import CheckContext, Param, SelectorCompiler, check_value, resolve_values
+from drawb.render.rendered import Rendered
+from drawb.render.schema import schema_issues
+
+__all__ = [
+    "DEFAULT_KUBERNETES_VERSION",
+    "Exported",
+    "Issue",
+    "ManifestInvalid",
+    "Param",
+    "ParameterError",
+    "RenderError",
+    "Rendered",
+    "TemplateError",
+    "TemplateInfo",
+    "TemplateNotFound",
+    "default_selector_compiler",
+    "dump_documents",
+    "get_template",
+    "list_templates",
+    "read_export",
+    "render",
+    "validate_documents",
+]
+
+DEFAULT_KUBERNETES_VERSION = "1.34"
+# Kinds without a namespace; every other kind gets the namespace render() is given.
+_CLUSTER_SCOPED = {"DeviceClass", "ResourceSlice", "DeviceTaintRule", "Namespace", "Node", "PersistentVolume",
+                   "ClusterRole", "ClusterRoleBinding", "PriorityClass", "StorageClass"}
+
+
+@functools.lru_cache(maxsize=1024)
+def default_selector_compiler(expression: str, kubernetes_version: str) -> None:
+    """Compile a selector as the API server of ``kubernetes_version`` would; raises CELCompileError."""
+    from drawb.cel import compile_selector
+
+    compile_selector(expression, kubernetes_version=kubernetes_version, stored=False)
+
+
+def _cluster_classes(cluster: Any) -> dict[str, dict]:
+    return {c["metadata"]["name"]: c for c in cluster.list("DeviceClass")}
+
+
+def validate_documents(
+    documents: list[dict],
+    *,
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    cluster: Any = None,
+    compile_selector: SelectorCompiler | None = None,
+) -> list[Issue]:
+    """Schema and cross-reference findings for ``documents`` (errors and warnings); raises nothing."""
+    issues: list[Issue] = []
+    for doc in documents:
+        issues += schema_issues(doc, label(doc), kubernetes_version)
+    world = World(
+        kubernetes_version=kubernetes_version,
+        compile_selector=compile_selector or default_selector_compiler,
+        cluster_classes=_cluster_classes(cluster) if cluster is not None else None,
+    )
+    return issues + cross_reference_issues(documents, world)
+
+
+def render(
+    name: str,
+    values: Mapping[str, Any] | None = None,
+    *,
+    namespace: str | None = None,
+    cluster: Any = None,
+    kubernetes_version: str | None = None,
+    template_dirs: Sequence[str | Path] = (),
+    compile_selector: SelectorCompiler | None = None,
+) -> Rendered:
+    """Render template ``name`` with ``values``: check values, render, validate; ManifestInvalid if invalid.
+
+    With a ``cluster``, its server version is the target and its DeviceClasses must include every class
+    the manifests use; without one, ``kubernetes_version`` (default 1.34) is the target.
+    """
+    info = get_template(name, template_dirs)
+    version = kubernetes_version or (cluster.server_version() if cluster is not None else DEFAULT_KUBERNETES_VERSION)
+    if not re.match(r"v?1\.\d+", str(version)):
+        raise RenderError(f"not a Kubernetes version: {version!r}; write e.g. 1.34 or v1.34.3")
+    compiler = compile_selector or default_selector_compiler
+    ctx = CheckContext(kubernetes_version=version, compile_selector=compiler)
+    given = dict(values or {})
+    checked = resolve_values(info.name, info.params, given, ctx)
+    documents = parse_documents(info, render_text(info, checked))
+    if namespace is not None:
+        check_value(Param("namespace", "dns_label", "namespace of the manifests"), namespace, ctx)
+        for doc in documents:
+            if doc["kind"] not in _CLUSTER_SCOPED:
+                doc.setdefault("metadata", {})["namespace"] = namespace
+
+    def revalidate(target: Any) -> list[Issue]:
+        issues = validate_documents(documents, kubernetes_version=version, cluster=target, compile_selector=compiler)
+        if any(i.level == "error" for i in issues):
+            raise ManifestInvalid(info.name, issues)
+        return issues
+
+    issues = revalidate(cluster)
+    return Rendered(
+        template=info.name,
+        values=copy.deepcopy(checked),
+        documents=documents,
+        namespace=namespace,
+        kubernetes_version=version,
+        issues=issues,
+        revalidate=revalidate,
+    )

@@ -1,0 +1,385 @@
+"""drawb's cross-reference rules for DRA manifests: what the schema cannot see.
+
+Pod claim names and container claims agree; constraint and config request names exist; requests use
+the v1 ``exactly:`` nesting; DeviceClasses exist; selectors compile; NVIDIA opaque configs are well formed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from drawb.api import Quantity, QuantityError
+from drawb.render.errors import Issue
+
+# Fields of v1's ExactDeviceRequest that older (beta) manifests put directly under the request.
+_BETA_KEYS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+_POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "Pod": ("spec",),
+    "Job": ("spec", "template", "spec"),
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+_CLAIM_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "ResourceClaim": ("spec",),
+    "ResourceClaimTemplate": ("spec", "spec"),
+}
+NVIDIA_DRIVER = "gpu.nvidia.com"
+NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
+_INTERVALS = ("Default", "Short", "Medium", "Long")
+
+
+def label(doc: Mapping[str, Any]) -> str:
+    """``Kind/name`` of a manifest."""
+    return f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name', '?')}"
+
+
+def minor_version(kubernetes_version: str) -> int:
+    """34 for ``1.34`` or ``v1.34.3``."""
+    m = re.match(r"v?1\.(\d+)", kubernetes_version)
+    if not m:
+        raise ValueError(f"not a Kubernetes 1.x version: {kubernetes_version!r}")
+    return int(m.group(1))
+
+
+@dataclass
+class World:
+    """What the checks may look up: the rendered objects, and what the connected cluster has (None: unknown)."""
+
+    kubernetes_version: str
+    compile_selector: Callable[[str, str], None]
+    cluster_classes: dict[str, dict] | None = None
+    classes: dict[str, dict] = field(default_factory=dict)
+    claims: dict[str, dict] = field(default_factory=dict)
+    claim_templates: dict[str, dict] = field(default_factory=dict)
+
+    def all_classes(self) -> dict[str, dict]:
+        """Rendered DeviceClasses over the cluster's."""
+        return {**(self.cluster_classes or {}), **self.classes}
+
+
+def _dig(doc: Mapping[str, Any], path: Iterable[str]) -> Any:
+    cur: Any = doc
+    for key in path:
+        if not isinstance(cur, Mapping):
+            return None
+        cur = cur.get(key)
+    return cur
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+class _Checker:
+    def __init__(self, world: World):
+        self.world = world
+        self.issues: list[Issue] = []
+        self.doc = ""
+
+    def error(self, path: str, message: str) -> None:
+        self.issues.append(Issue("error", self.doc, path, message))
+
+    def warn(self, path: str, message: str) -> None:
+        self.issues.append(Issue("warning", self.doc, path, message))
+
+    # --- selectors and quantities -------------------------------------------------------------
+    def selectors(self, selectors: Any, path: str) -> None:
+        for i, sel in enumerate(_list(selectors)):
+            expr = _dig(sel, ("cel", "expression"))
+            if not isinstance(expr, str):
+                continue  # the schema reports a missing expression
+            try:
+                self.world.compile_selector(expr, self.world.kubernetes_version)
+            except ValueError as e:  # CELCompileError is a ValueError
+                self.error(f"{path}[{i}].cel.expression", f"selector does not compile:\n{e}")
+
+    def quantity(self, value: Any, path: str, what: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            self.error(path, f"{what} {value!r} is not a quantity")
+            return
+        try:
+            Quantity.parse(str(value))
+        except QuantityError as e:
+            self.error(path, f"{what} {value!r} is not a Kubernetes quantity: {e}")
+
+    # --- DeviceClass ---------------------------------------------------------------------------
+    def device_class(self, doc: Mapping[str, Any]) -> None:
+        spec = doc.get("spec") or {}
+        self.selectors(spec.get("selectors"), "spec.selectors")
+        for i, cfg in enumerate(_list(spec.get("config"))):
+            self.opaque(cfg.get("opaque"), f"spec.config[{i}].opaque")
+        if spec.get("extendedResourceName") and minor_version(self.world.kubernetes_version) < 36:
+            self.warn(
+                "spec.extendedResourceName",
+                f"needs feature gate DRAExtendedResource (alpha, off by default in Kubernetes "
+                f"{self.world.kubernetes_version}); with the gate off the API server drops the field",
+            )
+
+    # --- ResourceClaim(Template) ----------------------------------------------------------------
+    def claim_spec(self, spec: Any, base: str) -> dict[str, list[str]]:
+        """Check one ResourceClaimSpec; return its request names with their subrequest names."""
+        devices = _dig(spec, ("devices",)) or {}
+        requests: dict[str, list[str]] = {}
+        for i, req in enumerate(_list(devices.get("requests"))):
+            path = f"{base}.devices.requests[{i}]"
+            if not isinstance(req, Mapping):
+                continue
+            name = req.get("name")
+            beta = [k for k in _BETA_KEYS if k in req]
+            if beta:
+                self.error(
+                    path,
+                    f"request {name!r} has {', '.join(beta)} directly under the request; resource.k8s.io/v1 "
+                    f"nests them under 'exactly:' (or inside each 'firstAvailable' entry)",
+                )
+            if ("exactly" in req) == ("firstAvailable" in req):
+                self.error(path, f"request {name!r} needs exactly one of 'exactly' or 'firstAvailable'")
+            if name in requests:
+                self.error(f"{path}.name", f"request name {name!r} is used twice")
+            subs: list[str] = []
+            if isinstance(req.get("exactly"), Mapping):
+                self.exact(req["exactly"], f"{path}.exactly")
+            for j, sub in enumerate(_list(req.get("firstAvailable"))):
+                if not isinstance(sub, Mapping):
+                    continue
+                sub_name = sub.get("name")
+                if sub_name in subs:
+                    self.error(f"{path}.firstAvailable[{j}].name", f"subrequest name {sub_name!r} is used twice")
+                subs.append(sub_name)
+                self.exact(sub, f"{path}.firstAvailable[{j}]")
+            requests[name] = subs
+        for i, con in enumerate(_list(devices.get("constraints"))):
+            path = f"{base}.devices.constraints[{i}]"
+            self.references(con.get("requests"), requests, f"{path}.requests", "constraint")
+            if ("matchAttribute" in con) == ("distinctAttribute" in con):
+                self.error(path, "a constraint needs exactly one of matchAttribute or distinctAttribute")
+            for key in ("matchAttribute", "distinctAttribute"):
+                attr = con.get(key)
+                if isinstance(attr, str) and "/" not in attr:
+                    self.error(
+                        f"{path}.{key}",
+                        f"{attr!r} must be fully qualified: <domain>/<name>, e.g. gpu.nvidia.com/{attr}",
+                    )
+            if "distinctAttribute" in con and minor_version(self.world.kubernetes_version) < 36:
+                self.warn(
+                    f"{path}.distinctAttribute",
+                    f"needs feature gate DRAConsumableCapacity (alpha, off by default in Kubernetes "
+                    f"{self.world.kubernetes_version})",
+                )
+        for i, cfg in enumerate(_list(devices.get("config"))):
+            path = f"{base}.devices.config[{i}]"
+            self.references(cfg.get("requests"), requests, f"{path}.requests", "config")
+            self.opaque(cfg.get("opaque"), f"{path}.opaque")
+        return requests
+
+    def exact(self, req: Mapping[str, Any], path: str) -> None:
+        cls = req.get("deviceClassName")
+        known = self.world.all_classes()
+        if isinstance(cls, str) and cls not in known and self.world.cluster_classes is not None:
+            self.error(
+                f"{path}.deviceClassName",
+                f"DeviceClass {cls!r} does not exist in the connected cluster; it has: "
+                f"{', '.join(sorted(known)) or '(none)'}",
+            )
+        mode = req.get("allocationMode", "ExactCount")
+        if mode == "All" and req.get("count") not in (None, 0):
+            self.error(f"{path}.count", "allocationMode All takes every matching device; leave count out")
+        if mode == "ExactCount" and isinstance(req.get("count"), int) and req["count"] < 1:
+            self.error(f"{path}.count", f"count must be at least 1, got {req['count']}")
+        self.selectors(req.get("selectors"), f"{path}.selectors")
+        for key, value in ((_dig(req, ("capacity", "requests")) or {}).items()):
+            self.quantity(value, f"{path}.capacity.requests.{key}", "capacity request")
+
+    def references(self, refs: Any, requests: Mapping[str, list[str]], path: str, what: str) -> None:
+        for i, ref in enumerate(_list(refs)):
+            req, _, sub = str(ref).partition("/")
+            if req not in requests:
+                self.error(
+                    f"{path}[{i}]",
+                    f"{what} names request {req!r}, which the claim does not have; requests: "
+                    f"{', '.join(map(str, requests)) or '(none)'}",
+                )
+            elif sub and sub not in requests[req]:
+                self.error(
+                    f"{path}[{i}]",
+                    f"{what} names subrequest {ref!r}, which does not exist; subrequests of {req!r}: "
+                    f"{', '.join(map(str, requests[req])) or '(none)'}",
+                )
+
+    # --- NVIDIA opaque configuration --------------------------------------------------------------
+    def opaque(self, opaque: Any, path: str) -> None:
+        if not isinstance(opaque, Mapping) or opaque.get("driver") != NVIDIA_DRIVER:
+            return
+        params = opaque.get("parameters")
+        ppath = f"{path}.parameters"
+        if not isinstance(params, Mapping):
+            self.error(ppath, "the NVIDIA driver needs parameters: an object with apiVersion and kind")
+            return
+        if params.get("apiVersion") != NVIDIA_CONFIG_API:
+            self.error(f"{ppath}.apiVersion", f"the NVIDIA driver reads apiVersion {NVIDIA_CONFIG_API!r}, "
+                       f"got {params.get('apiVersion')!r}")
+        kind = params.get("kind")
+        if kind not in ("GpuConfig", "MigDeviceConfig"):
+            if kind not in ("VfioDeviceConfig", "ComputeDomainChannelConfig", "ComputeDomainDaemonConfig"):
+                self.error(f"{ppath}.kind", f"unknown NVIDIA config kind {kind!r}; known: GpuConfig, MigDeviceConfig, "
+                           "VfioDeviceConfig, ComputeDomainChannelConfig, ComputeDomainDaemonConfig")
+            return
+        self.unknown_keys(params, ("apiVersion", "kind", "sharing"), ppath, kind)
+        sharing = params.get("sharing")
+        if sharing is None:
+            return
+        spath = f"{ppath}.sharing"
+        if not isinstance(sharing, Mapping):
+            self.error(spath, "sharing must be an object")
+            return
+        allowed = ("strategy", "mpsConfig") if kind == "MigDeviceConfig" else ("strategy", "timeSlicingConfig", "mpsConfig")
+        self.unknown_keys(sharing, allowed, spath, f"{kind}.sharing")
+        strategy = sharing.get("strategy")
+        if strategy not in ("TimeSlicing", "MPS"):
+            self.error(f"{spath}.strategy", f"strategy must be TimeSlicing or MPS, got {strategy!r}")
+            return
+        self.warn(f"{spath}.strategy", f"{strategy} needs the NVIDIA driver's feature gate "
+                  f"{'TimeSlicingSettings' if strategy == 'TimeSlicing' else 'MPSSupport'} (alpha, off by default)")
+        if "timeSlicingConfig" in sharing and strategy != "TimeSlicing":
+            self.error(f"{spath}.timeSlicingConfig", f"timeSlicingConfig is set but the strategy is {strategy}")
+        if "mpsConfig" in sharing and strategy != "MPS":
+            self.error(f"{spath}.mpsConfig", f"mpsConfig is set but the strategy is {strategy}")
+        ts = sharing.get("timeSlicingConfig")
+        if isinstance(ts, Mapping):
+            self.unknown_keys(ts, ("interval",), f"{spath}.timeSlicingConfig", "timeSlicingConfig")
+            if "interval" in ts and ts["interval"] not in _INTERVALS:
+                self.error(f"{spath}.timeSlicingConfig.interval",
+                           f"interval must be one of {', '.join(_INTERVALS)}, got {ts['interval']!r}")
+        mps = sharing.get("mpsConfig")
+        if isinstance(mps, Mapping):
+            mpath = f"{spath}.mpsConfig"
+            self.unknown_keys(mps, ("defaultActiveThreadPercentage", "defaultPinnedDeviceMemoryLimit",
+                                    "defaultPerDevicePinnedMemoryLimit", "multiUser"), mpath, "mpsConfig")
+            pct = mps.get("defaultActiveThreadPercentage")
+            if pct is not None and (isinstance(pct, bool) or not isinstance(pct, int) or not 0 <= pct <= 100):
+                self.error(f"{mpath}.defaultActiveThreadPercentage", f"must be an integer 0..100, got {pct!r}")
+            if "defaultPinnedDeviceMemoryLimit" in mps:
+                self.quantity(mps["defaultPinnedDeviceMemoryLimit"], f"{mpath}.defaultPinnedDeviceMemoryLimit",
+                              "pinned memory limit")
+            per_device = mps.get("defaultPerDevicePinnedMemoryLimit") or {}
+            for key, value in (per_device.items() if isinstance(per_device, Mapping) else ()):
+                self.quantity(value, f"{mpath}.defaultPerDevicePinnedMemoryLimit.{key}", "pinned memory limit")
+
+    def unknown_keys(self, obj: Mapping[str, Any], allowed: Iterable[str], path: str, what: str) -> None:
+        extra = sorted(set(obj) - set(allowed))
+        if extra:
+            self.error(path, f"{what} has unknown field(s) {', '.join(extra)} (the NVIDIA driver decodes strictly); "
+                       f"allowed: {', '.join(allowed)}")
+
+    # --- Pods and workloads ------------------------------------------------------------------------
+    def pod_spec(self, spec: Any, base: str) -> None:
+        if not isinstance(spec, Mapping):
+            return
+        declared: dict[str, Mapping[str, Any]] = {}
+        for i, rc in enumerate(_list(spec.get("resourceClaims"))):
+            path = f"{base}.resourceClaims[{i}]"
+            name = rc.get("name")
+            if name in declared:
+                self.error(f"{path}.name", f"claim name {name!r} is listed twice in resourceClaims")
+            declared[name] = rc
+            by_name, by_template = rc.get("resourceClaimName"), rc.get("resourceClaimTemplateName")
+            if bool(by_name) == bool(by_template):
+                self.error(path, f"claim {name!r} needs exactly one of resourceClaimName or resourceClaimTemplateName")
+            elif by_template and by_template not in self.world.claim_templates:
+                self.warn(f"{path}.resourceClaimTemplateName", f"ResourceClaimTemplate {by_template!r} is not among "
+                          "these manifests; it must already exist in the pod's namespace")
+            elif by_name and by_name not in self.world.claims:
+                self.warn(f"{path}.resourceClaimName", f"ResourceClaim {by_name!r} is not among these manifests; "
+                          "it must already exist in the pod's namespace")
+        terms = _dig(spec, ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                            "nodeSelectorTerms"))
+        for i, term in enumerate(_list(terms)):
+            for j, field in enumerate(_list(term.get("matchFields") if isinstance(term, Mapping) else None)):
+                if field.get("operator") in ("In", "NotIn") and len(_list(field.get("values"))) != 1:
+                    self.error(f"{base}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                               f"nodeSelectorTerms[{i}].matchFields[{j}].values",
+                               "a node field selector with In or NotIn takes exactly one value; use one term per node")
+        used: set[str] = set()
+        for group in ("initContainers", "containers"):
+            for i, c in enumerate(_list(spec.get(group))):
+                cname = c.get("name")
+                resources = c.get("resources") or {}
+                for j, claim in enumerate(_list(resources.get("claims"))):
+                    path = f"{base}.{group}[{i}].resources.claims[{j}]"
+                    ref = claim.get("name")
+                    used.add(ref)
+                    if ref not in declared:
+                        self.error(path, f"container {cname!r} uses claim {ref!r}, which the pod's resourceClaims do "
+                                   f"not list; listed: {', '.join(map(str, declared)) or '(none)'}")
+                        continue
+                    if claim.get("request"):
+                        self.container_request(declared[ref], claim["request"], f"{path}.request", cname)
+                for kind in ("limits", "requests"):
+                    for res, value in (resources.get(kind) or {}).items():
+                        self.quantity(value, f"{base}.{group}[{i}].resources.{kind}.{res}", f"{res} {kind[:-1]}")
+                self.extended_resources(resources, f"{base}.{group}[{i}].resources", cname)
+        for name in declared:
+            if name not in used:
+                self.error(f"{base}.resourceClaims", f"the pod lists claim {name!r} in resourceClaims but no container "
+                           "uses it; add it to a container's resources.claims or remove it")
+
+    def container_request(self, rc: Mapping[str, Any], request: str, path: str, container: str) -> None:
+        spec = None
+        if rc.get("resourceClaimTemplateName") in self.world.claim_templates:
+            spec = _dig(self.world.claim_templates[rc["resourceClaimTemplateName"]], ("spec", "spec"))
+        elif rc.get("resourceClaimName") in self.world.claims:
+            spec = _dig(self.world.claims[rc["resourceClaimName"]], ("spec",))
+        if spec is None:
+            return
+        names = [r.get("name") for r in _list(_dig(spec, ("devices", "requests"))) if isinstance(r, Mapping)]
+        if request.partition("/")[0] not in names:
+            self.error(path, f"container {container!r} asks for request {request!r} of claim {rc.get('name')!r}, "
+                       f"which has requests: {', '.join(map(str, names)) or '(none)'}")
+
+    def extended_resources(self, resources: Mapping[str, Any], path: str, container: str) -> None:
+        classes = self.world.all_classes()
+        if not classes:
+            return
+        mapped = {_dig(c, ("spec", "extendedResourceName")) for c in classes.values()}
+        mapped |= {f"deviceclass.resource.kubernetes.io/{n}" for n in classes}
+        for res in (resources.get("limits") or {}):
+            if "/" in res and not res.startswith(("kubernetes.io/", "hugepages-")) and res not in mapped:
+                if res.startswith("deviceclass.resource.kubernetes.io/") or self.world.cluster_classes is not None:
+                    self.warn(f"{path}.limits.{res}", f"container {container!r} asks for {res!r}, which no DeviceClass "
+                              "maps (extendedResourceName); only a device plugin can serve it")
+
+
+def cross_reference_issues(docs: list[dict], world: World) -> list[Issue]:
+    """Every cross-reference problem in ``docs`` (errors and warnings)."""
+    for doc in docs:
+        name = (doc.get("metadata") or {}).get("name")
+        kind = doc.get("kind")
+        if kind == "DeviceClass":
+            world.classes[name] = doc
+        elif kind == "ResourceClaim":
+            world.claims[name] = doc
+        elif kind == "ResourceClaimTemplate":
+            world.claim_templates[name] = doc
+    checker = _Checker(world)
+    seen: set[str] = set()
+    for doc in docs:
+        checker.doc = label(doc)
+        if checker.doc in seen:
+            checker.error("metadata.name", "two manifests have the same kind and name")
+        seen.add(checker.doc)
+        kind = doc.get("kind")
+        if kind == "DeviceClass":
+            checker.device_class(doc)
+        if kind in _CLAIM_SPEC_PATHS:
+            path = _CLAIM_SPEC_PATHS[kind]
+            checker.claim_spec(_dig(doc, path), ".".join(path))
+        if kind in _POD_SPEC_PATHS:
+            path = _POD_SPEC_PATHS[kind]
+            checker.pod_spec(_dig(doc, path), ".".join(path))
+    return checker.issues

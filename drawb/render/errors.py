@@ -1,0 +1,50 @@
+"""Errors raised while finding, rendering and validating templates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class RenderError(ValueError):
+    """Base of every error drawb.render raises for bad user input or a broken template."""
+
+
+class TemplateNotFound(RenderError):
+    """No template of that name in the bundled set or the user's folders."""
+
+
+class TemplateError(RenderError):
+    """A template file is broken: bad header, Jinja syntax, or a variable its header does not declare."""
+
+
+class ParameterError(RenderError):
+    """A value is missing, unknown, or invalid for its parameter."""
+
+    def __init__(self, message: str, *, parameter: str | None = None):
+        super().__init__(message)
+        self.parameter = parameter
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One finding about rendered manifests."""
+
+    level: str  # "error" or "warning"
+    document: str  # "Kind/name"
+    path: str  # dotted path inside the document, "" for the whole document
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.document} {self.path}".strip() if self.path else self.document
+        return f"{where}: {self.message}"
+
+
+class ManifestInvalid(RenderError):
+    """Rendered manifests failed schema or cross-reference validation."""
+
+    def __init__(self, template: str, issues: list[Issue]):
+        self.template = template
+        self.issues = issues
+        errors = [i for i in issues if i.level == "error"]
+        lines = "\n".join(f"  - {i}" for i in errors)
+        super().__init__(f"template {template!r} rendered invalid manifests ({len(errors)} problem(s)):\n{lines}")

@@ -1,0 +1,70 @@
+"""The result of rendering: validated documents that can be shown, exported, and applied."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drawb.render.errors import Issue
+from drawb.render.export import dump_documents, dump_export
+
+
+@dataclass
+class Rendered:
+    """Validated manifests rendered from one template with one set of values."""
+
+    template: str
+    values: dict[str, Any]
+    documents: list[dict]
+    kubernetes_version: str
+    namespace: str | None = None
+    issues: list[Issue] = field(default_factory=list)
+    revalidate: Any = None  # callable(cluster) -> None raising ManifestInvalid; set by render()
+
+    @property
+    def warnings(self) -> list[Issue]:
+        """Findings that do not block export or apply."""
+        return [i for i in self.issues if i.level == "warning"]
+
+    @property
+    def yaml(self) -> str:
+        """The documents as multi-document YAML with a stable key order."""
+        return dump_documents(self.documents)
+
+    def export(self, path: str | Path) -> Path:
+        """Write the documents to ``path`` (with the template and values as comments); return the path."""
+        out = Path(path).expanduser()
+        out.write_text(dump_export(self.template, self.values, self.documents, self.namespace), encoding="utf-8")
+        return out
+
+    def apply(self, cluster: Any, dry_run: bool = True) -> list[dict]:
+        """Apply through ``cluster`` (server-side apply): always a dry run first; for real only with dry_run=False."""
+        if self.revalidate is not None:
+            self.revalidate(cluster)
+        result = cluster.apply(self.documents, dry_run=True)
+        if dry_run:
+            return result
+        return cluster.apply(self.documents, dry_run=False)
+
+    def summary(self) -> list[str]:
+        """``Kind/name`` of each document."""
+        return [f"{d.get('kind')}/{(d.get('metadata') or {}).get('name', '?')}" for d in self.documents]
+
+    def _repr_markdown_(self) -> str:
+        lines = [f"**{self.template}**: " + ", ".join(f"`{s}`" for s in self.summary())]
+        lines += [f"- warning: {w}" for w in self.warnings]
+        return "\n".join(lines) + f"\n\n```yaml\n{self.yaml}```\n"
+
+    def _repr_html_(self) -> str:
+        head = html.escape(f"{self.template}: " + ", ".join(self.summary()))
+        warns = "".join(f"<li>warning: {html.escape(str(w))}</li>" for w in self.warnings)
+        warn_block = f"<ul>{warns}</ul>" if warns else ""
+        return f"<div><b>{head}</b>{warn_block}<pre>{html.escape(self.yaml)}</pre></div>"
+
+    def __str__(self) -> str:
+        return self.yaml
+
+    def __repr__(self) -> str:
+        return f"Rendered({self.template!r}, {', '.join(self.summary())})"

@@ -1,0 +1,71 @@
+"""Schema validation of manifests against the OpenAPI schemas of a Kubernetes version (strict: no unknown fields).
+
+The schemas are the ones shipped by ``kubernetes-validate`` (1.25 to 1.37, ``resource.k8s.io/v1`` from 1.34).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import jsonschema
+import referencing
+from kubernetes_validate import utils as kv
+
+from drawb.render.errors import Issue
+
+
+@functools.lru_cache(maxsize=32)
+def schema_version(kubernetes_version: str) -> str:
+    """The newest schema set not newer than ``kubernetes_version`` (``v1.34.3`` -> ``1.34.0``)."""
+    m = re.match(r"v?(\d+)\.(\d+)", kubernetes_version)
+    if not m:
+        raise ValueError(f"not a Kubernetes version: {kubernetes_version!r} (write e.g. 1.34 or v1.34.3)")
+    wanted = (int(m.group(1)), int(m.group(2)))
+    versions = [v for v in kv.all_versions() if tuple(int(x) for x in v.split(".")[:2]) <= wanted]
+    if not versions:
+        raise ValueError(f"no schemas for Kubernetes {kubernetes_version}; oldest known: {kv.all_versions()[0]}")
+    return versions[-1]
+
+
+@functools.lru_cache(maxsize=4)
+def _registry(version: str) -> referencing.Registry:
+    defs = kv.schema_contents(f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version)
+    return referencing.Resource.from_contents(defs) @ referencing.Registry()
+
+
+@functools.lru_cache(maxsize=64)
+def _validator(version: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
+    group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    try:
+        schema = kv.schema_contents(f"kubernetes-json-schema/v{version}-local-strict/{kind.lower()}-{group}.json", version)
+    except FileNotFoundError:
+        return None
+    return jsonschema.Draft202012Validator(schema, registry=_registry(version))
+
+
+def _path(parts) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    if err.validator == "additionalProperties":
+        m = re.search(r"\((.*) (?:was|were) unexpected\)", err.message)
+        return f"unknown field(s) {m.group(1) if m else err.message}"
+    if err.validator == "oneOf" and err.context:
+        return jsonschema.exceptions.best_match(err.context).message
+    return err.message
+
+
+def schema_issues(doc: dict, label: str, kubernetes_version: str) -> list[Issue]:
+    """Problems with ``doc`` against the strict schema of its kind in ``kubernetes_version``."""
+    version = schema_version(kubernetes_version)
+    validator = _validator(version, str(doc.get("apiVersion")), str(doc.get("kind")))
+    if validator is None:
+        return [Issue("error", label, "", f"Kubernetes {version[:-2]} has no schema for {doc.get('apiVersion')} "
+                      f"{doc.get('kind')}; check apiVersion and kind")]
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    return [Issue("error", label, _path(e.absolute_path), _message(e)) for e in errors]

@@ -1,0 +1,196 @@
+"""Rendered manifests are checked against the schema and drawb's cross-reference rules."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from drawb.render import ManifestInvalid, get_template, render, validate_documents
+
+CLAIM_TEMPLATE = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "two"},
+    "spec": {"spec": {"devices": {
+        "requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+            {"name": "alt", "firstAvailable": [
+                {"name": "big", "deviceClassName": "gpu.nvidia.com"},
+                {"name": "small", "deviceClassName": "mig.nvidia.com"},
+            ]},
+        ],
+        "constraints": [{"requests": ["gpu", "alt/big"], "matchAttribute": "gpu.nvidia.com/productName"}],
+        "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
+            "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+            "sharing": {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Long"}}}}}],
+    }}},
+}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {
+        "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two"}],
+        "containers": [
+            {"name": "a", "image": "busybox", "resources": {"claims": [{"name": "gpus", "request": "gpu"}]}},
+            {"name": "b", "image": "busybox", "resources": {"claims": [{"name": "gpus", "request": "alt"}]}},
+        ],
+    },
+}
+
+
+class FakeCluster:
+    """Just enough of the Cluster protocol: DeviceClasses, a version, and a record of applies."""
+
+    def __init__(self, classes=("gpu.nvidia.com", "mig.nvidia.com"), version="v1.34.3"):
+        self.classes = [{"metadata": {"name": n}, "spec": {}} for n in classes]
+        self.version = version
+        self.applied: list[tuple[bool, list[dict]]] = []
+
+    def list(self, kind, namespace=None):
+        assert kind == "DeviceClass"
+        return self.classes
+
+    def server_version(self):
+        return self.version
+
+    def apply(self, objects, *, dry_run=False):
+        self.applied.append((dry_run, copy.deepcopy(objects)))
+        return objects
+
+
+def errors(docs, compile_selector, **kwargs) -> list[str]:
+    return [str(i) for i in validate_documents(docs, compile_selector=compile_selector, **kwargs) if i.level == "error"]
+
+
+def test_a_consistent_set_has_no_errors(compile_selector):
+    assert errors([CLAIM_TEMPLATE, POD], compile_selector, cluster=FakeCluster()) == []
+
+
+def test_a_pod_claim_that_no_container_uses_is_an_error(compile_selector):
+    pod = copy.deepcopy(POD)
+    pod["spec"]["resourceClaims"].append({"name": "spare", "resourceClaimTemplateName": "two"})
+    [msg] = errors([CLAIM_TEMPLATE, pod], compile_selector)
+    assert "Pod/p" in msg and "'spare'" in msg and "no container uses it" in msg
+
+
+def test_a_container_claim_the_pod_does_not_list_is_an_error(compile_selector):
+    pod = copy.deepcopy(POD)
+    pod["spec"]["containers"][1]["resources"]["claims"][0]["name"] = "gpu"
+    msgs = errors([CLAIM_TEMPLATE, pod], compile_selector)
+    assert any("container 'b' uses claim 'gpu'" in m and "listed: gpus" in m for m in msgs)
+
+
+def test_a_container_request_the_claim_does_not_have_is_an_error(compile_selector):
+    pod = copy.deepcopy(POD)
+    pod["spec"]["containers"][0]["resources"]["claims"][0]["request"] = "gpu0"
+    [msg] = errors([CLAIM_TEMPLATE, pod], compile_selector)
+    assert "request 'gpu0'" in msg and "gpu, alt" in msg
+
+
+@pytest.mark.parametrize(("section", "ref", "fragment"), [
+    ("constraints", "gpus", "constraint names request 'gpus'"),
+    ("constraints", "alt/huge", "subrequest 'alt/huge'"),
+    ("config", "gpu1", "config names request 'gpu1'"),
+])
+def test_constraint_and_config_request_names_must_exist(section, ref, fragment, compile_selector):
+    tpl = copy.deepcopy(CLAIM_TEMPLATE)
+    tpl["spec"]["spec"]["devices"][section][0]["requests"] = [ref]
+    [msg] = errors([tpl, POD], compile_selector)
+    assert fragment in msg and f"spec.spec.devices.{section}[0].requests[0]" in msg
+
+
+def test_beta_style_fields_directly_under_a_request_are_explained(compile_selector):
+    tpl = copy.deepcopy(CLAIM_TEMPLATE)
+    tpl["spec"]["spec"]["devices"]["requests"][0] = {"name": "gpu", "deviceClassName": "gpu.nvidia.com"}
+    msgs = errors([tpl, POD], compile_selector)
+    assert any("deviceClassName directly under the request" in m and "'exactly:'" in m for m in msgs)
+    assert any("unknown field(s) 'deviceClassName'" in m for m in msgs), "the strict schema agrees"
+
+
+def test_a_device_class_missing_from_the_connected_cluster_is_an_error(compile_selector):
+    msgs = errors([CLAIM_TEMPLATE, POD], compile_selector, cluster=FakeCluster(classes=["gpu.nvidia.com"]))
+    assert msgs == ["ResourceClaimTemplate/two spec.spec.devices.requests[1].firstAvailable[1].deviceClassName: "
+                    "DeviceClass 'mig.nvidia.com' does not exist in the connected cluster; it has: gpu.nvidia.com"]
+
+
+def test_a_device_class_rendered_alongside_counts_as_existing(compile_selector):
+    cls = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "mig.nvidia.com"},
+           "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}}
+    assert errors([cls, CLAIM_TEMPLATE, POD], compile_selector, cluster=FakeCluster(classes=["gpu.nvidia.com"])) == []
+
+
+@pytest.mark.parametrize(("mutate", "fragment"), [
+    (lambda d: d["requests"][0]["exactly"].update(count="2"), "'2' is not of type 'integer'"),
+    (lambda d: d["requests"][0]["exactly"].update(colour="green"), "unknown field(s) 'colour'"),
+    (lambda d: d["requests"][0]["exactly"].update(allocationMode="All", count=2), "leave count out"),
+    (lambda d: d["requests"][0]["exactly"].update(selectors=[{"cel": {"expression": "device.driver = 'x'"}}]),
+     "selector does not compile"),
+    (lambda d: d["requests"][0]["exactly"].update(capacity={"requests": {"memory": "40GB"}}),
+     "'40GB' is not a Kubernetes quantity"),
+    (lambda d: d["requests"].append({"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}),
+     "request name 'gpu' is used twice"),
+    (lambda d: d["constraints"][0].update(matchAttribute="productName"), "must be fully qualified"),
+    (lambda d: d["config"][0]["opaque"]["parameters"]["sharing"]["timeSlicingConfig"].update(interval="Forever"),
+     "interval must be one of Default, Short, Medium, Long"),
+    (lambda d: d["config"][0]["opaque"]["parameters"]["sharing"].update(strategy="MPS"),
+     "timeSlicingConfig is set but the strategy is MPS"),
+    (lambda d: d["config"][0]["opaque"]["parameters"].update(kind="GPUConfig"), "unknown NVIDIA config kind"),
+    (lambda d: d["config"][0]["opaque"]["parameters"]["sharing"].update(mpsConfig={"threads": 5}),
+     "mpsConfig has unknown field(s) threads"),
+])
+def test_broken_claims_are_named(mutate, fragment, compile_selector):
+    tpl = copy.deepcopy(CLAIM_TEMPLATE)
+    mutate(tpl["spec"]["spec"]["devices"])
+    msgs = errors([tpl, POD], compile_selector)
+    assert any(fragment in m for m in msgs), msgs
+
+
+def test_a_broken_template_is_refused_at_render_time(tmp_path, compile_selector):
+    # A user template whose pod lists a claim no container uses.
+    text = get_template("single-gpu").text.replace("      claims:\n      - name: gpu\n", "      claims: []\n")
+    (tmp_path / "orphan.yaml.j2").write_text(text)
+    with pytest.raises(ManifestInvalid) as exc:
+        render("orphan", template_dirs=[tmp_path], compile_selector=compile_selector)
+    assert "lists claim 'gpu' in resourceClaims but no container uses it" in str(exc.value)
+
+
+def test_version_dependent_fields_warn_on_older_versions(compile_selector):
+    on_134 = render("multi-gpu-one-node", compile_selector=compile_selector, kubernetes_version="1.34")
+    on_136 = render("multi-gpu-one-node", compile_selector=compile_selector, kubernetes_version="1.36")
+    assert any("DRAConsumableCapacity" in str(w) for w in on_134.warnings)
+    assert not on_136.warnings
+
+
+def test_render_against_a_cluster_uses_its_version_and_classes(compile_selector):
+    cluster = FakeCluster(classes=["gpu.nvidia.com"], version="v1.36.1")
+    assert render("single-gpu", cluster=cluster, compile_selector=compile_selector).kubernetes_version == "v1.36.1"
+    with pytest.raises(ManifestInvalid, match="DeviceClass 'mig.nvidia.com' does not exist"):
+        render("mig-profile", cluster=cluster, compile_selector=compile_selector)
+
+
+def test_apply_is_a_dry_run_unless_asked_and_always_dry_runs_first(compile_selector):
+    r = render("single-gpu", namespace="ns", compile_selector=compile_selector)
+    cluster = FakeCluster()
+    r.apply(cluster)
+    assert [dry for dry, _ in cluster.applied] == [True]
+    r.apply(cluster, dry_run=False)
+    assert [dry for dry, _ in cluster.applied] == [True, True, False]
+    assert cluster.applied[-1][1] == r.documents
+
+
+def test_apply_checks_the_target_cluster_classes(compile_selector):
+    r = render("mig-profile", compile_selector=compile_selector)
+    cluster = FakeCluster(classes=["gpu.nvidia.com"])
+    with pytest.raises(ManifestInvalid, match="mig.nvidia.com"):
+        r.apply(cluster, dry_run=False)
+    assert cluster.applied == []
+
+
+def test_a_node_field_selector_takes_one_value(compile_selector):
+    pod = copy.deepcopy(POD)
+    pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}]}]}}}
+    [msg] = errors([CLAIM_TEMPLATE, pod], compile_selector)
+    assert "takes exactly one value" in msg and "matchFields[0].values" in msg
