@@ -20,6 +20,7 @@ class Session:
     prog: str = "%dra"
     user_ns: dict = field(default_factory=dict, repr=False)
     _cluster: Cluster | None = field(default=None, repr=False)
+    _live: object = field(default=None, repr=False)
 
     @property
     def cluster(self) -> Cluster:
@@ -34,9 +35,26 @@ class Session:
         """Open a cluster (the simulated one unless a kubeconfig or context is given)."""
         from drawb.cluster.connect import connect
 
+        self.close()
         self._cluster = connect(
             kubeconfig=kubeconfig or self.kubeconfig,
             context=context or self.context,
             scenario=scenario or self.scenario,
         )
         return self._cluster
+
+    def devices(self):
+        """The device frame with allocations; on a watchable cluster, kept live between calls."""
+        from drawb.cluster.live import LiveDevices, current_devices
+
+        cluster = self.cluster
+        if self._live is None and hasattr(cluster, "watch"):
+            self._live = LiveDevices(cluster)
+        return current_devices(cluster, self._live)
+
+    def close(self) -> None:
+        """Stop watching the connected cluster, if anything watches it."""
+        close = getattr(self._cluster, "close", None)
+        if close is not None:
+            close()
+        self._cluster, self._live = None, None

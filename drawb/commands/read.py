@@ -18,10 +18,7 @@ _NAMESPACE = arg("-n", "--namespace", help="only this namespace (default: all na
 
 
 def _devices(session: Session, args) -> pd.DataFrame:
-    from drawb.inventory import device_frame
-
-    cluster = session.cluster
-    frame = device_frame(cluster.list("ResourceSlice"), cluster.list("ResourceClaim"))
+    frame = session.devices()
     if args.node:
         frame = _keep(frame, frame["node"] == args.node, "node", args.node, frame["node"])
     if args.driver:

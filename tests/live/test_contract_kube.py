@@ -92,3 +92,27 @@ def test_sim_rejects_a_bad_name_with_the_api_servers_words(kube, namespace):
             cluster.apply([bad], dry_run=True)
         messages.append(str(caught.value).removesuffix(" (HTTP 422)"))
     assert messages[0] == messages[1]
+
+
+def test_devices_stay_live_on_a_real_cluster(control_plane):
+    from drawb.session import Session
+
+    session = Session(kubeconfig=str(control_plane.kubeconfig))
+    try:
+        first = session.devices()
+        assert (first["driver"] == "gpu.nvidia.com").sum() == 38
+        template = next(s for s in session.cluster.list("ResourceSlice") if s["spec"]["driver"] == "gpu.nvidia.com")
+        extra = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "drawb-live-test"},
+            "spec": {**copy.deepcopy(template["spec"]), "pool": {"name": "live-pool", "generation": 1,
+                                                                  "resourceSliceCount": 1}},
+        }
+        session.cluster.apply([extra])
+        wait_for(lambda: len(session.devices()) > len(first), what="new slice in frame")
+        assert len(session.devices()) == len(first) + len(template["spec"]["devices"])
+        session.cluster.delete("ResourceSlice", "drawb-live-test")
+        wait_for(lambda: len(session.devices()) == len(first), what="deleted slice gone from frame")
+    finally:
+        session.close()
