@@ -11,7 +11,9 @@ from itertools import accumulate
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pandas as pd
+from pandas.api.internals import create_dataframe_from_blocks
 
 from drawb.inventory._frame import (
     CAPACITY_PREFIX,
@@ -151,12 +153,7 @@ class DeviceInventory:
         return self._make_frame()
 
     def _make_frame(self) -> pd.DataFrame:
-        # The arrays are already typed and of one length: skip the constructor's checks and inference.
-        arrays = self._arrays
-        frame = pd.DataFrame._from_arrays(
-            list(arrays.values()), columns=pd.Index(list(arrays)),
-            index=pd.RangeIndex(len(arrays["device"])), verify_integrity=False,
-        )
+        frame = _frame_of(self._arrays)
         types = {c: self._types[c] for c in sorted(self._types)}
         frame.attrs["drawb"] = frame_attrs(types, dict(self._lists), sorted(self._capacities), self.problems())
         return frame
@@ -199,7 +196,7 @@ class DeviceInventory:
         pieces: list[tuple[str, int, int]] = []  # ("old" | "new", start, stop)
         cursor = new_start = 0
         removed_values: set[str] = set()
-        value_columns = [c for c in old if c not in IDENTITY and c not in TRAILING and not c.endswith(VALUE_SUFFIX)]
+        value_columns = {c for c in old if c not in IDENTITY and c not in TRAILING and not c.endswith(VALUE_SUFFIX)}
         for member, start, stop in old_spans:
             if start > cursor:
                 pieces.append(("old", cursor, start))
@@ -220,14 +217,21 @@ class DeviceInventory:
         columns = IDENTITY + sorted(self._types) + [
             c for qn in sorted(self._capacities) for c in (CAPACITY_PREFIX + qn, CAPACITY_PREFIX + qn + VALUE_SUFFIX)
         ] + TRAILING
+        # When no row moves, a column the changed slices had no value in and still have none in is unchanged.
+        in_place = all(self._rows.get(member, 0) == stop - start for member, start, stop in old_spans)
         out: dict[str, Any] = {}
         for column in columns:
             source_old, source_new = old.get(column), data.get(column)
+            base = column[:-len(VALUE_SUFFIX)] if column.endswith(VALUE_SUFFIX) else column
+            if in_place and source_old is not None and base in value_columns and base not in removed_values \
+                    and base not in data:
+                out[column] = source_old
+                continue
             dtype = _target_dtype(source_old, source_new)
             parts = []
             for which, start, stop in pieces:
                 source = source_old if which == "old" else source_new
-                parts.append(_nulls(dtype, stop - start) if source is None else source[start:stop])
+                parts.append((_nulls(dtype, stop - start), 0, stop - start) if source is None else (source, start, stop))
             out[column] = _concat(parts, dtype)
 
         # An attribute or capacity that no row has any more goes away, as in a rebuild.
@@ -264,6 +268,16 @@ class DeviceInventory:
         return {c: a for c, a in data.items() if c not in conflicts}
 
 
+def _frame_of(arrays: dict[str, Any]) -> pd.DataFrame:
+    """A DataFrame over already typed, equally long arrays: one block per column, nothing copied or inferred."""
+    blocks = [
+        (a.reshape(1, -1) if isinstance(a, np.ndarray) else a, np.array([i]))
+        for i, a in enumerate(arrays.values())
+    ]
+    index = pd.RangeIndex(len(arrays["device"]))
+    return create_dataframe_from_blocks(blocks, index=index, columns=pd.Index(list(arrays)))
+
+
 def _target_dtype(old: Any, new: Any) -> Any:
     dtypes = [a.dtype for a in (old, new) if a is not None]
     if len(dtypes) == 2 and dtypes[0] != dtypes[1] and {str(d) for d in dtypes} <= {"Int64", "float64"}:
@@ -276,20 +290,28 @@ def _nulls(dtype: Any, n: int) -> Any:
         return np.full(n, None, dtype=object)
     if dtype == np.dtype("float64"):
         return np.full(n, np.nan)
+    if isinstance(dtype, pd.StringDtype):
+        return pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()))
     return pd.array([None] * n, dtype=dtype)
 
 
-def _concat(parts: list[Any], dtype: Any) -> Any:
-    """Concatenate column pieces into one array of `dtype`."""
+def _concat(parts: list[tuple[Any, int, int]], dtype: Any) -> Any:
+    """Concatenate ``array[start:stop]`` pieces into one array of `dtype`."""
     if not parts:
         return _nulls(dtype, 0)
     if isinstance(dtype, np.dtype):
-        if dtype == np.dtype("float64"):
-            parts = [p.to_numpy(dtype="float64", na_value=np.nan) if not isinstance(p, np.ndarray) else p
-                     for p in parts]
-        return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
-    out = type(parts[0])._concat_same_type(parts)
-    chunked = getattr(out, "_pa_array", None)
-    if chunked is not None and chunked.num_chunks > _MAX_CHUNKS:
-        out = type(out)(chunked.combine_chunks())
-    return out
+        arrays = []
+        for array, start, stop in parts:
+            if dtype == np.dtype("float64") and not isinstance(array, np.ndarray):
+                array = array.to_numpy(dtype="float64", na_value=np.nan)
+            arrays.append(np.asarray(array, dtype=dtype)[start:stop])
+        return np.concatenate(arrays)
+    first = parts[0][0]
+    if isinstance(first, pd.arrays.ArrowStringArray):
+        # Slice the Arrow data directly: pandas' per-slice wrapping costs more than the slicing.
+        chunks = [c for array, start, stop in parts for c in array._pa_array.slice(start, stop - start).chunks]
+        chunked = pa.chunked_array(chunks, type=first._pa_array.type)
+        if chunked.num_chunks > _MAX_CHUNKS:
+            chunked = chunked.combine_chunks()
+        return type(first)(chunked)
+    return type(first)._concat_same_type([array[start:stop] for array, start, stop in parts])
