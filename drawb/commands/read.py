@@ -39,13 +39,13 @@ def _keep(frame: pd.DataFrame, mask: pd.Series, what: str, value: str, values: p
     return kept
 
 
-def _first_existing(frame: pd.DataFrame, attribute: str) -> pd.Series:
-    """Per row, the value of ``<row's driver>/<attribute>``."""
+def _first_existing(frame: pd.DataFrame, attribute: str, prefix: str = "") -> pd.Series:
+    """Per row, the value of column ``<prefix><row's driver>/<attribute>``."""
     import pandas as pd
 
     out = pd.Series(pd.NA, index=frame.index, dtype="object")
     for driver in frame["driver"].dropna().unique():
-        column = f"{driver}/{attribute}"
+        column = f"{prefix}{driver}/{attribute}"
         if column in frame:
             rows = frame["driver"] == driver
             out[rows] = frame.loc[rows, column].astype("object")
@@ -76,7 +76,7 @@ def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
             "device": frame["device"],
             "type": _first_existing(frame, "type"),
             "product": _first_existing(frame, "productName"),
-            "memory": _capacity(frame, "memory"),
+            "memory": _first_existing(frame, "memory", prefix="capacity:"),
             "profile": _first_existing(frame, "profile"),
         },
         index=frame.index,
@@ -92,18 +92,6 @@ def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
 def _natural(name: str) -> list:
     """Sort key that puts ``gpu-2`` before ``gpu-10``."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
-def _capacity(frame: pd.DataFrame, name: str) -> pd.Series:
-    import pandas as pd
-
-    out = pd.Series(pd.NA, index=frame.index, dtype="object")
-    for driver in frame["driver"].dropna().unique():
-        column = f"capacity:{driver}/{name}"
-        if column in frame:
-            rows = frame["driver"] == driver
-            out[rows] = frame.loc[rows, column].astype("object")
-    return out
 
 
 @command(
