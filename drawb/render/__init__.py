@@ -68,6 +68,14 @@ def _cluster_classes(cluster: Any) -> dict[str, dict]:
     return {c["metadata"]["name"]: c for c in cluster.list("DeviceClass")}
 
 
+def _namespace_labels(cluster: Any):
+    def labels(name: str) -> dict | None:
+        ns = cluster.get("Namespace", name)
+        return None if ns is None else (ns.get("metadata") or {}).get("labels") or {}
+
+    return labels
+
+
 def validate_documents(
     documents: list[dict],
     *,
@@ -83,6 +91,7 @@ def validate_documents(
         kubernetes_version=kubernetes_version,
         compile_selector=compile_selector or default_selector_compiler,
         cluster_classes=_cluster_classes(cluster) if cluster is not None else None,
+        namespace_labels=_namespace_labels(cluster) if cluster is not None else None,
     )
     return issues + cross_reference_issues(documents, world)
 

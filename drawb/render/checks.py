@@ -32,6 +32,7 @@ _CLAIM_SPEC_PATHS: dict[str, tuple[str, ...]] = {
 NVIDIA_DRIVER = "gpu.nvidia.com"
 NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
 _INTERVALS = ("Default", "Short", "Medium", "Long")
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 
 
 def label(doc: Mapping[str, Any]) -> str:
@@ -54,6 +55,7 @@ class World:
     kubernetes_version: str
     compile_selector: Callable[[str, str], None]
     cluster_classes: dict[str, dict] | None = None
+    namespace_labels: Callable[[str], dict | None] | None = None  # a namespace's labels, None if unknown
     classes: dict[str, dict] = field(default_factory=dict)
     claims: dict[str, dict] = field(default_factory=dict)
     claim_templates: dict[str, dict] = field(default_factory=dict)
@@ -81,6 +83,7 @@ class _Checker:
         self.world = world
         self.issues: list[Issue] = []
         self.doc = ""
+        self.namespace: str | None = None
 
     def error(self, path: str, message: str) -> None:
         self.issues.append(Issue("error", self.doc, path, message))
@@ -179,6 +182,11 @@ class _Checker:
         return requests
 
     def exact(self, req: Mapping[str, Any], path: str) -> None:
+        if req.get("adminAccess") is True and self.namespace and self.world.namespace_labels is not None:
+            labels = self.world.namespace_labels(self.namespace)
+            if labels is not None and labels.get(ADMIN_ACCESS_LABEL) != "true":
+                self.error(f"{path}.adminAccess", f"admin access needs the label {ADMIN_ACCESS_LABEL}=true on namespace "
+                           f"{self.namespace!r}, which it lacks; the API server would refuse the claim")
         cls = req.get("deviceClassName")
         known = self.world.all_classes()
         if isinstance(cls, str) and cls not in known and self.world.cluster_classes is not None:
@@ -300,8 +308,8 @@ class _Checker:
         terms = _dig(spec, ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                             "nodeSelectorTerms"))
         for i, term in enumerate(_list(terms)):
-            for j, field in enumerate(_list(term.get("matchFields") if isinstance(term, Mapping) else None)):
-                if field.get("operator") in ("In", "NotIn") and len(_list(field.get("values"))) != 1:
+            for j, selector in enumerate(_list(term.get("matchFields") if isinstance(term, Mapping) else None)):
+                if selector.get("operator") in ("In", "NotIn") and len(_list(selector.get("values"))) != 1:
                     self.error(f"{base}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                                f"nodeSelectorTerms[{i}].matchFields[{j}].values",
                                "a node field selector with In or NotIn takes exactly one value; use one term per node")
@@ -370,6 +378,7 @@ def cross_reference_issues(docs: list[dict], world: World) -> list[Issue]:
     seen: set[str] = set()
     for doc in docs:
         checker.doc = label(doc)
+        checker.namespace = (doc.get("metadata") or {}).get("namespace")
         if checker.doc in seen:
             checker.error("metadata.name", "two manifests have the same kind and name")
         seen.add(checker.doc)

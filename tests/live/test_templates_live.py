@@ -78,10 +78,15 @@ def test_server_side_dry_run_accepts_every_template(name, which, values, kube, n
         assert kube.get(doc["kind"], doc["metadata"]["name"], doc["metadata"].get("namespace")) is None
 
 
-def test_admin_access_is_refused_without_the_namespace_label(kube, namespace):
-    r = render("admin-access", namespace=namespace, cluster=kube)
-    with pytest.raises(Exception, match="admin-access"):
-        r.apply(kube, dry_run=True)
+def test_admin_access_without_the_namespace_label_is_refused_by_drawb_and_the_server(kube, namespace):
+    from drawb.cluster.protocol import ClusterError
+    from drawb.render import ManifestInvalid
+
+    with pytest.raises(ManifestInvalid, match=f"admin-access=true on namespace '{namespace}'"):
+        render("admin-access", namespace=namespace, cluster=kube)
+    unchecked = render("admin-access", namespace=namespace)  # no cluster: the label cannot be checked
+    with pytest.raises(ClusterError, match="admin-access"):
+        kube.apply(unchecked.documents, dry_run=True)
 
 
 # --- real allocations -------------------------------------------------------------------------------

@@ -43,14 +43,20 @@ POD = {
 class FakeCluster:
     """Just enough of the Cluster protocol: DeviceClasses, a version, and a record of applies."""
 
-    def __init__(self, classes=("gpu.nvidia.com", "mig.nvidia.com"), version="v1.34.3"):
+    def __init__(self, classes=("gpu.nvidia.com", "mig.nvidia.com"), version="v1.34.3", namespaces=None):
         self.classes = [{"metadata": {"name": n}, "spec": {}} for n in classes]
+        self.namespaces = namespaces or {}
         self.version = version
         self.applied: list[tuple[bool, list[dict]]] = []
 
     def list(self, kind, namespace=None):
         assert kind == "DeviceClass"
         return self.classes
+
+    def get(self, kind, name, namespace=None):
+        assert kind == "Namespace"
+        labels = self.namespaces.get(name)
+        return None if labels is None else {"metadata": {"name": name, "labels": labels}}
 
     def server_version(self):
         return self.version
@@ -194,3 +200,14 @@ def test_a_node_field_selector_takes_one_value(compile_selector):
         "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}]}]}}}
     [msg] = errors([CLAIM_TEMPLATE, pod], compile_selector)
     assert "takes exactly one value" in msg and "matchFields[0].values" in msg
+
+
+def test_admin_access_needs_the_namespace_label_in_the_connected_cluster(compile_selector):
+    label = {"resource.kubernetes.io/admin-access": "true"}
+    unlabelled = FakeCluster(namespaces={"ops": {}})
+    with pytest.raises(ManifestInvalid, match="resource.kubernetes.io/admin-access=true on namespace 'ops'"):
+        render("admin-access", namespace="ops", cluster=unlabelled, compile_selector=compile_selector)
+    labelled = FakeCluster(namespaces={"ops": label})
+    render("admin-access", namespace="ops", cluster=labelled, compile_selector=compile_selector)
+    unknown = FakeCluster()  # a namespace the cluster does not know yet: nothing to check against
+    render("admin-access", namespace="ops", cluster=unknown, compile_selector=compile_selector)
