@@ -9,7 +9,7 @@ devices) replicated with fresh node names and UUIDs until there are enough devic
 Per shape it reports:
 - cold: the first `select` on a frame object (columns factorized then; later previews reuse them),
 - warm: the median of `--runs` further `select` calls on the same frame (the notebook loop: one
-  inventory, many previews),
+  inventory, many previews; 3 runs for the shape that falls back per device),
 - cel-python: the same selector evaluated per device with cel-python (celpy), timed on a fixed
   sample of `--sample` devices and scaled to all devices (evaluating 100,000 devices per shape would
   take minutes); the speed-up is that scaled time over drawb's warm median,
@@ -194,7 +194,8 @@ def main() -> None:
         t = time.perf_counter()
         result = select(fresh, selector, class_selectors=classes)
         cold = (time.perf_counter() - t) * 1000
-        warm = median_ms(lambda: select(fresh, selector, class_selectors=classes), args.runs)
+        runs = 3 if label in NOT_VECTORIZABLE else args.runs
+        warm = median_ms(lambda: select(fresh, selector, class_selectors=classes), runs)
         class_compiled = [compile_selector(c, kubernetes_version="1.34", stored=True) for c in classes]
         t = time.perf_counter()
         for device, driver in sample:

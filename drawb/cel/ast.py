@@ -45,6 +45,20 @@ def _fields(buf: bytes) -> list[tuple[int, int, Any]]:
     return out
 
 
+def _field_bytes(number: int, value: bytes) -> bytes:
+    return _varint_bytes(number << 3 | 2) + _varint_bytes(len(value)) + value
+
+
+def _varint_bytes(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
 def _signed(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
@@ -74,7 +88,9 @@ class Type:
             return self.name
         if self.kind == "type":
             return f"type({self.params[0]})" if self.params else "type"
-        if self.kind in ("param", "message"):
+        if self.kind == "message":
+            return _SHORT_NAMES.get(self.name, self.name)
+        if self.kind == "param":
             return self.name
         if self.kind == "wrapper":
             return f"wrapper({self.params[0]})"
@@ -86,6 +102,20 @@ class Type:
 
 
 DYN = Type("dyn")
+_SHORT_NAMES = {"google.protobuf.Duration": "duration", "google.protobuf.Timestamp": "timestamp"}
+
+
+def go_type_string(t: Type) -> str:
+    """cel-go's `Type.String()` (used in the result-type message): well-known types by full name."""
+    if t.kind == "any":
+        return "google.protobuf.Any"
+    if t.kind == "message":
+        return t.name
+    if t.params and t.kind in ("list", "map", "opaque", "type", "wrapper"):
+        inner = ", ".join(go_type_string(p) for p in t.params)
+        head = {"list": "list", "map": "map", "type": "type", "wrapper": "wrapper"}.get(t.kind, t.name)
+        return f"{head}({inner})"
+    return str(t)
 
 
 def _decode_type(buf: bytes) -> Type:
@@ -312,11 +342,20 @@ def _map_entry(buf: bytes) -> tuple[int, bytes | int]:
 
 
 def decode_checked(serialized: bytes) -> CheckedAst:
-    """Decode `Expression.serialize()` output (an Any holding a CheckedExpr)."""
+    """Decode `Expression.serialize()` output (an Any holding a CheckedExpr, or a ParsedExpr)."""
     payload = serialized
+    parsed = False
     for number, _w, value in _fields(serialized):
-        if number == 2:
+        if number == 1:
+            parsed = value.endswith(b"ParsedExpr")
+        elif number == 2:
             payload = value
+    if parsed:
+        # ParsedExpr: expr = 2, source_info = 3 (renumbered to CheckedExpr's 4 and 5 below).
+        renumbered = {2: 4, 3: 5}
+        payload = b"".join(
+            _field_bytes(renumbered.get(n, n), v) for n, w, v in _fields(payload) if w == 2
+        )
     refs: dict[int, tuple[str, tuple[str, ...]]] = {}
     types: dict[int, Type] = {}
     positions: dict[int, int] = {}

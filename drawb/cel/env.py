@@ -211,6 +211,7 @@ def _k8s_declarations(spec: EnvSpec) -> list[cel.FunctionDecl]:
 def _variables(spec: EnvSpec) -> dict[str, cel.Type]:
     attr = T.DYN if spec.list_attributes else T("any")
     out = {
+        "device": T.AbstractType("kubernetes.DRADevice"),
         "device.driver": S,
         "device.attributes": T.Map(S, T.Map(S, attr)),
         "device.capacity": T.Map(S, T.Map(S, QUANTITY)),

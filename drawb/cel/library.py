@@ -71,15 +71,45 @@ def _int(v: Any) -> bool:
 # --- regular expressions (RE2, as cel-go) ---------------------------------------------------
 
 _RE_CACHE: dict[str, Any] = {}
+_RE_OPTIONS = re2.Options()
+_RE_OPTIONS.log_errors = False
+
+
+# RE2's error texts as Go's regexp/syntax words them (cel-go compiles patterns with Go's regexp).
+_GO_REGEXP_ERRORS = {
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "missing (": "unexpected )",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid escape sequence": "invalid escape sequence",
+    "invalid character class range": "invalid character class range",
+    "invalid character class": "invalid character class",
+    "trailing \\": "trailing backslash at end of expression",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid named capture group": "invalid named capture",
+    "invalid repetition size": "invalid repeat count",
+    "invalid UTF-8": "invalid UTF-8",
+    "pattern too large - compile failed": "expression too large",
+}
+
+
+def _go_regexp_error(err: Exception) -> str:
+    text = err.args[0] if err.args else str(err)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    code, _, arg = str(text).partition(": ")
+    return f"error parsing regexp: {_GO_REGEXP_ERRORS.get(code, code)}: `{arg}`"
 
 
 def compile_re(pattern: str) -> Any:
     compiled = _RE_CACHE.get(pattern)
     if compiled is None:
         try:
-            compiled = re2.compile(pattern)
+            compiled = re2.compile(pattern, _RE_OPTIONS)
         except re2.error as err:
-            raise CelError(f"error parsing regexp: {err}") from None
+            raise CelError(_go_regexp_error(err)) from None
         if len(_RE_CACHE) > 4096:
             _RE_CACHE.clear()
         _RE_CACHE[pattern] = compiled

@@ -382,7 +382,7 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
     def walk(e: Node) -> bool:
         if e.kind == "ident":
             name = e.ref_name or e.name
-            if name in _DEVICE_MAPS:
+            if name in _DEVICE_MAPS or name == "device":
                 return False
             if name == "device.allowMultipleAllocations":
                 out.add("allow_multiple_allocations")
