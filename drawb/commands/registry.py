@@ -20,7 +20,9 @@ from drawb.session import Session
 COMMAND_MODULES = (
     "drawb.commands.connect",
     "drawb.commands.read",
+    "drawb.commands.builder",
     "drawb.notebook.render_command",
+    "drawb.notebook.select_command",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -1,0 +1,31 @@
+"""``builder``: the selector builder widget (``%dra builder``), a CEL selector checked and previewed as you type."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from drawb.commands.registry import arg, command
+from drawb.errors import UsageError
+from drawb.session import Session
+
+if TYPE_CHECKING:
+    from drawb.notebook.widgets import SelectorBuilder
+
+
+@command(
+    "builder",
+    "A widget to build a CEL device selector: compile errors, matching devices and per-device errors as you type.",
+    arg("--class", dest="device_class", help="run this DeviceClass's selectors first, as the scheduler does"),
+    arg("--node", help="only devices on this node"),
+)
+def builder(session: Session, args, cell) -> SelectorBuilder:
+    if not session.prog.startswith("%"):
+        raise UsageError("builder is a notebook widget", hint="run `%dra builder` in Jupyter")
+    from traitlets import TraitError
+
+    from drawb.notebook.widgets import SelectorBuilder
+
+    try:
+        return SelectorBuilder(session, device_class=args.device_class or "", node=args.node or "")
+    except TraitError as exc:
+        raise UsageError(str(exc), hint="`%dra classes` lists the DeviceClasses, `%dra devices` the nodes") from None
