@@ -75,6 +75,9 @@ class SelectResult:
             text += f"; {self.error_count} devices error (the scheduler aborts an allocation that reaches them)"
         return text
 
+    def __repr__(self) -> str:
+        return f"<SelectResult: {self.summary()}>"
+
     def __str__(self) -> str:
         parts = [self.summary()]
         if self.compile_error is not None:

@@ -400,6 +400,10 @@ class Selector:
     cost: int | None = None
     _program: Any = field(default=None, repr=False)
 
+    def __repr__(self) -> str:
+        env = "scheduler" if self.spec.stored else "API server"
+        return f"<Selector {self.expression!r} ({env}, Kubernetes 1.{self.spec.minor})>"
+
     @property
     def kubernetes_version(self) -> str:
         return f"1.{self.spec.minor}"
