@@ -62,6 +62,7 @@ def _translate(exc: rendering.RenderError, name: str, prog: str) -> DrawbError:
     arg("name", nargs="?", help="a template: show its parameters"),
 )
 def templates(session: Session, args, cell) -> pd.DataFrame:
+    """One row per template, or one row per parameter of the named template."""
     import pandas as pd
 
     try:
@@ -147,6 +148,7 @@ def collect_values(sets: list[str], cell: str | None, user_ns: dict) -> dict[str
     cell="YAML values (parameter: value per line)",
 )
 def render(session: Session, args, cell) -> rendering.Rendered:
+    """Render, validate, then export and/or dry-run or apply through the session's cluster."""
     values = collect_values(args.sets, cell, session.user_ns)
     applying = args.dry_run or args.apply
     cluster = session.cluster if applying else getattr(session, "_cluster", None)

@@ -22,6 +22,8 @@ class Rendered:
     namespace: str | None = None
     issues: list[Issue] = field(default_factory=list)
     revalidate: Any = None  # callable(cluster) -> None raising ManifestInvalid; set by render()
+    applied: str | None = None  # "dry run" or "applied" after apply(), with the cluster's answer in server_objects
+    server_objects: list[dict] = field(default_factory=list)
 
     @property
     def warnings(self) -> list[Issue]:
@@ -44,21 +46,31 @@ class Rendered:
         if self.revalidate is not None:
             self.revalidate(cluster)
         result = cluster.apply(self.documents, dry_run=True)
-        if dry_run:
-            return result
-        return cluster.apply(self.documents, dry_run=False)
+        if not dry_run:
+            result = cluster.apply(self.documents, dry_run=False)
+        self.applied, self.server_objects = ("dry run" if dry_run else "applied"), result
+        return result
+
+    def status(self) -> str:
+        """One line: what was rendered, and what the cluster made of it."""
+        line = f"{self.template}: " + ", ".join(self.summary())
+        if self.applied == "dry run":
+            line += f" (accepted by the API server, dry run: {len(self.server_objects)} object(s))"
+        elif self.applied == "applied":
+            line += f" (applied: {len(self.server_objects)} object(s))"
+        return line
 
     def summary(self) -> list[str]:
         """``Kind/name`` of each document."""
         return [f"{d.get('kind')}/{(d.get('metadata') or {}).get('name', '?')}" for d in self.documents]
 
     def _repr_markdown_(self) -> str:
-        lines = [f"**{self.template}**: " + ", ".join(f"`{s}`" for s in self.summary())]
+        lines = [self.status()]
         lines += [f"- warning: {w}" for w in self.warnings]
         return "\n".join(lines) + f"\n\n```yaml\n{self.yaml}```\n"
 
     def _repr_html_(self) -> str:
-        head = html.escape(f"{self.template}: " + ", ".join(self.summary()))
+        head = html.escape(self.status())
         warns = "".join(f"<li>warning: {html.escape(str(w))}</li>" for w in self.warnings)
         warn_block = f"<ul>{warns}</ul>" if warns else ""
         return f"<div><b>{head}</b>{warn_block}<pre>{html.escape(self.yaml)}</pre></div>"

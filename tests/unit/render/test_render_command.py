@@ -80,10 +80,14 @@ def test_user_template_folder_from_config(shell, user_dir):
     assert r.documents[0]["metadata"]["name"] == "mine"
 
 
-def test_render_dry_run_goes_through_the_connected_cluster(shell):
+def test_render_dry_run_and_apply_go_through_the_connected_cluster(shell):
     shell.run("%dra connect")
-    r = shell.run("%dra render single-gpu --dry-run")
-    assert r.documents[1]["metadata"]["name"] == "cuda-check"
+    cluster = shell.ipython.find_magic("dra").__self__.session.cluster
+    r = shell.run("%dra render single-gpu --dry-run -n default")
+    assert r.applied == "dry run" and "accepted by the API server" in r._repr_markdown_()
+    assert cluster.get("Pod", "cuda-check", "default") is None
+    r = shell.run("%dra render single-gpu --apply -n default --set pod_name=applied-check")
+    assert r.applied == "applied" and cluster.get("Pod", "applied-check", "default") is not None
 
 
 def test_command_line_prints_yaml(capsys):

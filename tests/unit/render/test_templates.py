@@ -105,7 +105,8 @@ def test_admin_access_and_workloads(compile_selector):
 
 def test_rich_display(compile_selector):
     r = render("single-gpu", compile_selector=compile_selector)
-    assert "ResourceClaimTemplate/single-gpu" in r._repr_markdown_() and "```yaml" in r._repr_markdown_()
+    assert r._repr_markdown_().startswith("single-gpu: ResourceClaimTemplate/single-gpu, Pod/cuda-check\n")
+    assert "```yaml" in r._repr_markdown_()
     assert "<pre>" in r._repr_html_() and "cuda-check" in r._repr_html_()
     assert get_template("single-gpu").param("pod_name").default == "cuda-check"
 

@@ -181,8 +181,10 @@ def test_apply_is_a_dry_run_unless_asked_and_always_dry_runs_first(compile_selec
     cluster = FakeCluster()
     r.apply(cluster)
     assert [dry for dry, _ in cluster.applied] == [True]
+    assert "accepted by the API server, dry run: 2 object(s)" in r._repr_markdown_()
     r.apply(cluster, dry_run=False)
     assert [dry for dry, _ in cluster.applied] == [True, True, False]
+    assert "(applied: 2 object(s))" in r._repr_html_()
     assert cluster.applied[-1][1] == r.documents
 
 
