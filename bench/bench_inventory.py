@@ -88,6 +88,35 @@ def bench_build(body: bytes, runs: int) -> dict[str, dict[str, float]]:
     return results
 
 
+def bench_breakdown(body: bytes, runs: int) -> dict[str, float]:
+    """Where device_frame's time goes (collector off): slice headers and pool rules, the per-device
+    pass over attributes and capacities, and building the typed pandas/Arrow columns."""
+    from drawb.inventory._frame import build_frame
+    from drawb.inventory._read import device_list, read_columns, read_header
+    from drawb.inventory.pools import pool_states
+
+    items = orjson.loads(body)["items"]
+    parts: dict[str, list[float]] = {"headers and pools": [], "device pass": [], "columns": []}
+    gc.collect()
+    gc.disable()
+    for _ in range(runs):
+        problems: list[str] = []
+        t0 = time.perf_counter()
+        headers = [(read_header(obj, i, problems), obj) for i, obj in enumerate(items)]
+        states = pool_states(h for h, _ in headers)
+        current = [(h, device_list(obj, h, problems)) for h, obj in headers]
+        complete = [states[(h.driver, h.pool)].complete for h, _ in headers]
+        t1 = time.perf_counter()
+        columns = read_columns(current, problems)
+        t2 = time.perf_counter()
+        build_frame(columns, complete, problems)
+        t3 = time.perf_counter()
+        for key, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2)):
+            parts[key].append(dt)
+    gc.enable()
+    return {key: statistics.median(v) for key, v in parts.items()}
+
+
 def bench_update(body: bytes, updates: int) -> dict[str, float]:
     """Median time of one-slice events on a DeviceInventory of the whole list, and a full rebuild."""
     items = orjson.loads(body)["items"]
@@ -178,6 +207,9 @@ def main() -> None:
         print(f"  {mode:6s}: decode {_ms(r['decode'])}, decode + frame {_ms(r['total'])} "
               f"-> ratio {r['total'] / r['decode']:.2f}x (frame alone {_ms(r['frame'])}, "
               f"{r['frame'] / r['decode']:.2f}x the decode)")
+
+    parts = bench_breakdown(body, args.runs)
+    print("  where the frame time goes (gc off): " + ", ".join(f"{k} {_ms(v)}" for k, v in parts.items()))
 
     update = bench_update(body, args.updates)
     print(f"\none-slice update on {update['rows']:,} rows, median of {args.updates}:")

@@ -57,15 +57,25 @@ def object_array(values: list[Any]) -> np.ndarray:
     return np.fromiter(values, dtype=object, count=len(values))
 
 
-def quantity_values(texts: list[str | None], table: dict | None = None) -> Any:
-    """Exact values of quantity strings (`table` may hold them parsed): Int64 when all are integral, else float64."""
+def quantity_values(texts: Any, table: dict | None = None) -> Any:
+    """Exact values of quantity strings: Int64 when all are integral and fit int64, else float64.
+
+    `texts` is a list of str/None or an Arrow string array; `table` may hold the strings' values
+    already. The distinct strings are few, so the values go through Arrow's dictionary encoding.
+    """
+    strings = texts if isinstance(texts, (pa.Array, pa.ChunkedArray)) else pa.array(texts, type=pa.large_string())
+    encoded = strings.dictionary_encode()
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    distinct = encoded.dictionary.to_pylist()
     if table is None:
-        table = {text: quantity_value(text) for text in set(texts) if text is not None}
-    values = list(map(table.get, texts))
-    exact = table.values()
+        table = {}
+    exact = [table[t] if t in table else quantity_value(t) for t in distinct]
     if all(type(v) is int and _INT64_MIN <= v <= _INT64_MAX for v in exact):
-        return int_array(values)
-    return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+        values = pa.array(exact, type=pa.int64()).take(encoded.indices)
+        return values.to_pandas(types_mapper={pa.int64(): _INT64}.get).array
+    floats = pa.array([np.nan if v is None else float(v) for v in exact], type=pa.float64())
+    return floats.take(encoded.indices).to_numpy(zero_copy_only=False)
 
 
 def attach_allocations(columns: DeviceColumns, allocations: Allocations | None) -> tuple[list, list, list]:
@@ -143,8 +153,11 @@ def build_arrays(
     capacities = sorted(columns.caps)
     for qualified in capacities:
         texts = columns.caps[qualified]
-        data[CAPACITY_PREFIX + qualified] = string_array(texts)
-        data[CAPACITY_PREFIX + qualified + VALUE_SUFFIX] = quantity_values(texts, columns.cap_values.get(qualified))
+        strings = string_array(texts)
+        data[CAPACITY_PREFIX + qualified] = strings
+        data[CAPACITY_PREFIX + qualified + VALUE_SUFFIX] = quantity_values(
+            strings._pa_array, columns.cap_values.get(qualified)
+        )
 
     data["allow_multiple_allocations"] = bool_array(columns.allow_multi)
     data["taints"] = object_array(columns.taints)

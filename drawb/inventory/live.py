@@ -246,8 +246,7 @@ class DeviceInventory:
                     self._lists.pop(column, None)
             elif column.startswith(CAPACITY_PREFIX) and out[column + VALUE_SUFFIX].dtype == "float64":
                 # A fractional capacity that went away may leave a column a rebuild types as Int64.
-                texts = out[column].to_numpy(dtype=object, na_value=None).tolist()
-                out[column + VALUE_SUFFIX] = quantity_values(texts)
+                out[column + VALUE_SUFFIX] = quantity_values(out[column]._pa_array)
         return out
 
     def _drop_type_conflicts(self, data: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
