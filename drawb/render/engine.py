@@ -93,6 +93,11 @@ def _compile(name: str, path: str, text: str, declared: tuple[str, ...]) -> jinj
     return _ENV.from_string(text)
 
 
+def unused_parameters(info: TemplateInfo) -> set[str]:
+    """Parameters the header declares but the template body never uses."""
+    return {p.name for p in info.params} - jinja2.meta.find_undeclared_variables(_ENV.parse(info.text))
+
+
 def render_text(info: TemplateInfo, values: Mapping[str, Any]) -> str:
     """The template's output text for already-checked ``values``."""
     template = compile_template(info)

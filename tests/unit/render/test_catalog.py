@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from drawb.render import TemplateError, TemplateNotFound, get_template, list_templates, render
+from drawb.render.engine import unused_parameters
 
 REPO_TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
 REQUIRED_SCENARIOS = {
@@ -120,3 +121,14 @@ def test_jinja_syntax_errors_name_the_line(tmp_path, compile_selector):
         """)
     with pytest.raises(TemplateError, match=r"t.yaml.j2:\d+: Jinja syntax error"):
         render("t", template_dirs=[tmp_path], compile_selector=compile_selector)
+
+
+@pytest.mark.parametrize("info", list_templates(), ids=lambda t: t.name)
+def test_every_declared_parameter_is_used(info):
+    assert unused_parameters(info) == set()
+
+
+def test_an_unused_parameter_is_found(tmp_path):
+    _write(tmp_path, "{#- drawb\nabout: x\nparams: [{name: a, type: int, default: 1, description: d}]\n-#}\nkind: Pod\n")
+    [info] = [t for t in list_templates([tmp_path]) if t.name == "t"]
+    assert unused_parameters(info) == {"a"}
