@@ -65,7 +65,11 @@ def schema_issues(doc: dict, label: str, kubernetes_version: str) -> list[Issue]
     version = schema_version(kubernetes_version)
     validator = _validator(version, str(doc.get("apiVersion")), str(doc.get("kind")))
     if validator is None:
-        return [Issue("error", label, "", f"Kubernetes {version[:-2]} has no schema for {doc.get('apiVersion')} "
-                      f"{doc.get('kind')}; check apiVersion and kind")]
+        what = f"{doc.get('apiVersion')} {doc.get('kind')}"
+        newer = [v for v in kv.all_versions() if _validator(v, str(doc.get("apiVersion")), str(doc.get("kind")))]
+        if newer:
+            return [Issue("error", label, "", f"{what} is not in the API of Kubernetes {version[:-2]}; "
+                          f"it is served from {newer[0][:-2]} on")]
+        return [Issue("error", label, "", f"Kubernetes {version[:-2]} has no schema for {what}; check apiVersion and kind")]
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     return [Issue("error", label, _path(e.absolute_path), _message(e)) for e in errors]

@@ -213,3 +213,13 @@ def test_admin_access_needs_the_namespace_label_in_the_connected_cluster(compile
     render("admin-access", namespace="ops", cluster=labelled, compile_selector=compile_selector)
     unknown = FakeCluster()  # a namespace the cluster does not know yet: nothing to check against
     render("admin-access", namespace="ops", cluster=unknown, compile_selector=compile_selector)
+
+
+def test_the_target_version_decides_which_apis_exist(compile_selector):
+    with pytest.raises(ManifestInvalid) as exc:
+        render("single-gpu", kubernetes_version="1.33", compile_selector=lambda e, v: None)
+    assert "resource.k8s.io/v1 ResourceClaimTemplate is not in the API of Kubernetes 1.33; it is served from 1.34 on" \
+        in str(exc.value)
+    doc = {"apiVersion": "resource.k8s.io/v2", "kind": "ResourceClaim", "metadata": {"name": "x"}}
+    [msg] = errors([doc], compile_selector)
+    assert "has no schema for resource.k8s.io/v2 ResourceClaim; check apiVersion and kind" in msg
