@@ -143,3 +143,27 @@ def test_no_value_can_change_the_structure_of_the_output(note, product, user_dir
 def test_an_unknown_kubernetes_version_is_named(compile_selector):
     with pytest.raises(RenderError, match="not a Kubernetes version: 'latest'"):
         render("single-gpu", kubernetes_version="latest", compile_selector=compile_selector)
+
+
+_cel_ish = st.one_of(
+    _free_text,
+    st.builds(lambda s: f"device.driver == {s!r}", _free_text),
+    st.builds(lambda s: f"true\n  {s}: x", _free_text),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(selector=_cel_ish)
+def test_no_selector_value_can_change_the_structure_of_the_output(selector):
+    """A CEL parameter is either refused (it does not compile) or lands verbatim as the one expression."""
+    from drawb.render import default_selector_compiler
+
+    try:
+        r = render("extended-resource", {"selector": selector}, compile_selector=default_selector_compiler)
+    except ParameterError as e:
+        assert e.parameter == "selector"
+        return
+    device_class, pod = r.documents
+    assert device_class["spec"]["selectors"] == [{"cel": {"expression": selector}}]
+    assert set(device_class["spec"]) == {"extendedResourceName", "selectors"}
+    assert set(pod["spec"]) == {"restartPolicy", "containers"}
