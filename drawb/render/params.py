@@ -14,7 +14,7 @@ from typing import Any
 
 from drawb.api import Quantity, QuantityError
 from drawb.api.names import is_dns1123_label, is_dns1123_subdomain, validate_fully_qualified_name
-from drawb.render.errors import ParameterError
+from drawb.render.errors import ParameterError, TemplateError
 
 SelectorCompiler = Callable[[str, str], None]
 """``compile(expression, kubernetes_version)``; raises a ValueError with the API server's message if rejected."""
@@ -86,8 +86,6 @@ class Param:
 
 def param_from_header(entry: Mapping[str, Any], where: str) -> Param:
     """Build a Param from one ``params:`` entry of a template header; ``where`` names the file for errors."""
-    from drawb.render.errors import TemplateError
-
     known = {"name", "type", "description", "default", "choices", "min", "max", "pattern", "items"}
     if not isinstance(entry, Mapping):
         raise TemplateError(f"{where}: each params entry must be a mapping, got {entry!r}")
@@ -104,8 +102,8 @@ def param_from_header(entry: Mapping[str, Any], where: str) -> Param:
         raise TemplateError(f"{where}: parameter {name!r} has unknown type {ptype!r}; types: {', '.join(TYPES)}")
     if ptype == "enum" and not entry.get("choices"):
         raise TemplateError(f"{where}: enum parameter {name!r} needs choices")
-    if ptype == "list" and entry.get("items") not in TYPES:
-        raise TemplateError(f"{where}: list parameter {name!r} needs items: one of {', '.join(TYPES)}")
+    if ptype == "list" and (entry.get("items") not in TYPES or entry.get("items") == "list"):
+        raise TemplateError(f"{where}: list parameter {name!r} needs items: one of {', '.join(TYPES[:-1])}")
     return Param(
         name=name,
         type=ptype,
