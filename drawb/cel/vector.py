@@ -84,8 +84,17 @@ def _combine(parts: list[Coded]) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """Joint codes of several coded columns and, per joint code, the tuple of part codes."""
     codes = parts[0].codes
     keys: list[tuple[int, ...]] = [(i,) for i in range(len(parts[0].table))]
-    for part in parts[1:]:
+    seen = {id(parts[0].codes): 0}
+    for position, part in enumerate(parts[1:], start=1):
         width = len(part.table)
+        same = seen.get(id(part.codes))
+        if width == 1:
+            keys = [k + (0,) for k in keys]
+            continue
+        if same is not None:  # the same factorized column again: no new combinations
+            keys = [k + (k[same],) for k in keys]
+            continue
+        seen[id(part.codes)] = position
         if len(keys) * width <= _PAIR_LIMIT:
             joint = codes * width + part.codes
             used = np.flatnonzero(np.bincount(joint, minlength=len(keys) * width))
@@ -137,7 +146,7 @@ class FrameColumns:
         self.lists: dict[str, str] = dict(info.get("lists", {}))
         self._codes: dict[str, tuple[np.ndarray, list]] = {}
         self._values: dict[str, list] = {}
-        self._distinct: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._distinct: dict[tuple, Any] = {}
         self._present = set(frame.columns)
 
     @classmethod
@@ -168,6 +177,13 @@ class FrameColumns:
             first_row[codes[order]] = order
             self._distinct[columns] = (codes, first_row)
         return self._distinct[columns]
+
+    def build_errors(self, spec: Any) -> Coded:
+        """`build_errors` for this frame, cached per list-conversion rule."""
+        key = ("build", spec.convert_list_attributes)
+        if key not in self._distinct:
+            self._distinct[key] = build_errors(self, spec)
+        return self._distinct[key]
 
     def values(self, column: str) -> list:
         """The column as a Python list, missing values as None (cached)."""
@@ -593,8 +609,11 @@ def outcome(selector: Selector, frame: pd.DataFrame) -> Outcome:
         empty = np.zeros(0, dtype=bool)
         return Outcome(np.zeros(0, dtype=np.intp), empty, empty, np.empty(0, dtype=object))
     result = Vectorizer(selector, cols).run()
-    built = build_errors(cols, selector.spec)
-    final = _map_n([built, result], _final)
+    built = cols.build_errors(selector.spec)
+    if len(built.table) == 1 and built.table[0] is None:
+        final = Coded(result.codes, [_final([None, v]) for v in result.table])
+    else:
+        final = _map_n([built, result], _final)
     return Outcome(
         final.codes,
         np.array([v is True for v in final.table], dtype=bool),
