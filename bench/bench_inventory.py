@@ -149,9 +149,9 @@ def bench_update(body: bytes, updates: int) -> dict[str, float]:
 
 def memory_child(path: str) -> None:
     """Run in a fresh process: print RSS figures (MB) for decode, frame, and frame alone."""
+    base = _rss_mb()
     with open(path, "rb") as f:
         body = f.read()
-    base = _rss_mb()
     doc = orjson.loads(body)
     del body
     decoded = _rss_mb()
@@ -195,6 +195,7 @@ def main() -> None:
 
     memory = bench_memory(body)
     print(f"\nmemory (fresh process, {memory['rows']:,} rows x {memory['columns']} columns):")
+    print(f"  RSS with pandas and pyarrow imported: {memory['base']:.0f} MB")
     print(f"  RSS after decoding the JSON (anchor): {memory['decoded']:.0f} MB "
           f"({memory['decoded'] - memory['base']:.0f} MB for the decoded objects)")
     print(f"  RSS with the frame built:             {memory['with_frame']:.0f} MB (peak {memory['peak']:.0f} MB)")
