@@ -43,6 +43,7 @@ from drawb.cel.selector import (
 from drawb.cel.values import OPTIONAL_NONE, CelError, Optional, QuantityValue, quantity_of
 
 CAPACITY_PREFIX = "capacity:"
+PRESENCE = "presence:"  # a pseudo-column: which domains a device has in one of its maps
 VALUE_SUFFIX = ":value"
 _PAIR_LIMIT = 1 << 22  # combine two coded columns by direct indexing up to this many code pairs
 
@@ -168,10 +169,39 @@ class FrameColumns:
             self._codes[column] = _factorize(series)
         return self._codes[column]
 
+    def _domains(self, which: str) -> dict[str, list[str]]:
+        """Per domain, its attribute (or `capacity:`) columns."""
+        names = self.attribute_types if which == "attributes" else [CAPACITY_PREFIX + c for c in self.capacities]
+        out: dict[str, list[str]] = {}
+        for column in sorted(names):
+            if column in self._present:
+                out.setdefault(column.removeprefix(CAPACITY_PREFIX).partition("/")[0], []).append(column)
+        return out
+
+    def presence(self, which: str) -> tuple[np.ndarray, list]:
+        """Coded column of the set of domains each row has in `device.<which>`."""
+        key = ("presence", which)
+        if key not in self._distinct:
+            domains = self._domains(which)
+            parts = []
+            for columns in domains.values():
+                present = np.zeros(self.n, dtype=bool)
+                for c in columns:
+                    present |= self.frame[c].notna().to_numpy(dtype=bool)
+                parts.append(Coded(present.astype(np.intp), [False, True]))
+            if not parts:
+                self._distinct[key] = (np.zeros(self.n, dtype=np.intp), [()])
+            else:
+                codes, keys = _combine(parts)
+                names = list(domains)
+                self._distinct[key] = (codes, [tuple(d for d, k in zip(names, ks) if k) for ks in keys])
+        return self._distinct[key]
+
     def distinct_rows(self, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Joint codes of the rows' values in `columns`, and one representative row per code (cached)."""
         if columns not in self._distinct:
-            codes, keys = _combine([Coded(*self.coded(c)) for c in columns])
+            parts = [Coded(*(self.presence(c[len(PRESENCE):]) if c.startswith(PRESENCE) else self.coded(c))) for c in columns]
+            codes, keys = _combine(parts)
             first_row = np.full(len(keys), -1, dtype=np.intp)
             order = np.arange(self.n)[::-1]
             first_row[codes[order]] = order
@@ -195,6 +225,15 @@ class FrameColumns:
     def device(self, row: int, only: set[str] | None = None) -> tuple[dict, str]:
         """The device entry (JSON form) and driver of one row; see `row_device`."""
         driver = self.values("driver")[row] or ""
+        if only is not None and any(c.startswith(PRESENCE) for c in only):
+            only = set(only)
+            for which in ("attributes", "capacity"):
+                if PRESENCE + which not in only:
+                    continue
+                for columns in self._domains(which).values():
+                    first = next((c for c in columns if self.values(c)[row] is not None), None)
+                    if first is not None:
+                        only.add(first)
         attributes: dict[str, Any] = {}
         for column in sorted(self.attribute_types):
             if only is not None and column not in only:
@@ -396,6 +435,15 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
         return f"{domain}/{ident}" if which == "attributes" else f"{CAPACITY_PREFIX}{domain}/{ident}"
 
     def walk(e: Node) -> bool:
+        if e.kind == "comprehension" and _is_map_ident(e.iter_range) and not e.iter_var2:
+            # iterating a map's keys (the domains) depends only on which domains the device has
+            out.add(PRESENCE + (e.iter_range.ref_name or e.iter_range.name)[len("device.") :])
+            return all(walk(c) for c in (e.accu_init, e.loop_condition, e.loop_step, e.result))
+        if e.kind == "call" and e.name == "size" and len(e.args) + (e.target is not None) == 1:
+            operand = e.target if e.target is not None else e.args[0]
+            if _is_map_ident(operand):
+                out.add(PRESENCE + (operand.ref_name or operand.name)[len("device.") :])
+                return True
         if e.kind == "ident":
             name = e.ref_name or e.name
             if name in _DEVICE_MAPS or name == "device":
@@ -567,7 +615,7 @@ class Vectorizer:
         if only is None:
             columns = _content_columns(cols)
         else:
-            only = {c for c in only if c in cols.frame}
+            only = {c for c in only if c in cols.frame or c.startswith(PRESENCE)}
             columns = ["driver", *sorted(only)]
         codes, first_row = cols.distinct_rows(tuple(columns))
         table = []
