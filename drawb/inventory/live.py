@@ -11,8 +11,8 @@ from itertools import accumulate
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pandas as pd
+import pyarrow as pa
 from pandas.api.internals import create_dataframe_from_blocks
 
 from drawb.inventory._frame import (
@@ -56,14 +56,15 @@ class DeviceInventory:
         self._lists: dict[str, str] = {}
         self._capacities: set[str] = set()
         self._arrays: dict[str, Any] = {}
-        for position, obj in enumerate(list_items(slices)):
-            self._remember(slice_name(obj, position), obj)
+        for obj in list_items(slices):
+            self._remember(slice_name(obj, len(self._objects)), obj)
         self._frame = self._build_all()
 
     @property
     def frame(self) -> pd.DataFrame:
-        """The current device frame (a new object after each change; never mutated)."""
-        return self._frame
+        """The current device frame; changing the returned frame copies it (copy-on-write) and leaves
+        the inventory alone."""
+        return self._frame.copy(deep=False)
 
     def slices(self) -> list[dict]:
         """The ResourceSlices held now, in frame order."""

@@ -143,3 +143,39 @@ def test_any_event_sequence_matches_rebuild(events):
     for event, obj in events:
         inv.apply(event, obj)
     assert_matches_rebuild(inv)
+
+
+def test_changing_a_returned_frame_leaves_the_inventory_alone():
+    inv = DeviceInventory(MAIN)
+    frame = inv.frame
+    frame.loc[0, "gpu.nvidia.com/productName"] = "changed"
+    frame.loc[0, "taints"] = "x"
+    frame.loc[0, "capacity:gpu.nvidia.com/memory:value"] = 1
+    assert_matches_rebuild(inv)
+    inv.upsert(MAIN[1])
+    assert_matches_rebuild(inv)
+
+
+def test_other_events_and_unknown_names_are_ignored():
+    inv = DeviceInventory(MAIN)
+    before = inv.frame
+    inv.apply("BOOKMARK", {"metadata": {"resourceVersion": "9"}})
+    inv.delete("no-such-slice")
+    pd.testing.assert_frame_equal(inv.frame, before)
+
+
+def test_an_attribute_retyped_by_a_later_slice_keeps_the_first_type_and_reports():
+    inv = DeviceInventory(MAIN)
+    s = copy.deepcopy(MAIN[-1])
+    s["metadata"]["name"] = "other-cd"
+    s["spec"]["pool"]["name"] = "other-pool"
+    for device in s["spec"]["devices"]:
+        device["attributes"]["id"] = {"string": "zero"}
+    inv.upsert(s)
+    assert inv.frame.attrs["drawb"]["attributes"]["compute-domain.nvidia.com/id"] == "int"
+    problems = inv.frame.attrs["drawb"]["problems"]
+    assert [p.split(":")[0] for p in problems] == [
+        "ResourceSlice 'other-cd' device 'channel-0'", "ResourceSlice 'other-cd' device 'daemon-0'"]
+    assert "compute-domain.nvidia.com/id is string here but int on other devices" in problems[0]
+    assert inv.frame.set_index("slice").loc["other-cd", "compute-domain.nvidia.com/id"].isna().all()
+    assert inv.frame["compute-domain.nvidia.com/id"].notna().sum() == 8
