@@ -130,13 +130,13 @@ def bench_update(body: bytes, updates: int) -> dict[str, float]:
         obj["spec"]["devices"][0]["attributes"]["productName"] = {"string": f"changed-{k}"}
         t0 = time.perf_counter()
         inventory.upsert(obj)
-        inventory.frame
+        _ = inventory.frame
         same.append(time.perf_counter() - t0)
         obj = copy.deepcopy(obj)
         del obj["spec"]["devices"][-1]
         t0 = time.perf_counter()
         inventory.upsert(obj)
-        inventory.frame
+        _ = inventory.frame
         fewer.append(time.perf_counter() - t0)
     rebuild = []
     for _ in range(3):

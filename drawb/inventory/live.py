@@ -24,7 +24,13 @@ from drawb.inventory._frame import (
     frame_attrs,
     quantity_values,
 )
-from drawb.inventory._read import SliceHeader, device_list, read_columns, read_header, slice_name
+from drawb.inventory._read import (
+    SliceHeader,
+    device_list,
+    read_columns,
+    read_header,
+    slice_name,
+)
 from drawb.inventory.devices import list_items
 from drawb.inventory.pools import pool_states
 
@@ -223,7 +229,7 @@ class DeviceInventory:
         out: dict[str, Any] = {}
         for column in columns:
             source_old, source_new = old.get(column), data.get(column)
-            base = column[:-len(VALUE_SUFFIX)] if column.endswith(VALUE_SUFFIX) else column
+            base = column.removesuffix(VALUE_SUFFIX)
             if in_place and source_old is not None and base in value_columns and base not in removed_values \
                     and base not in data:
                 out[column] = source_old

@@ -6,7 +6,12 @@ from typing import Any
 
 import pandas as pd
 
-from drawb.inventory._frame import CAPACITY_PREFIX, int_array, object_array, string_array
+from drawb.inventory._frame import (
+    CAPACITY_PREFIX,
+    int_array,
+    object_array,
+    string_array,
+)
 
 MAX_VALUES = 10
 
