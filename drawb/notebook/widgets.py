@@ -65,6 +65,8 @@ class SelectorBuilder(widgets.VBox):
         self.add_class("drawb-selector-builder")
         self._status.add_class("drawb-builder-status")
         self._compile_box.add_class("drawb-builder-compile-error")
+        for table in (self._matches, self._errors):
+            table.add_class("jp-RenderedHTMLCommon")  # JupyterLab's DataFrame table style
         self._text.observe(self._on_text, names="value")
         self._class_menu.observe(self._on_class_menu, names="value")
         self._node_menu.observe(self._on_node_menu, names="value")
@@ -201,7 +203,7 @@ def _matches_html(result: SelectResult) -> str:
         return ""
     view = summary_view(result.matches.head(MAX_ROWS)).reindex(columns=MATCH_COLUMNS).astype(object)
     more = f"<p>First {MAX_ROWS} of {result.match_count} shown.</p>" if result.match_count > MAX_ROWS else ""
-    return view.fillna("").to_html(index=False, classes="drawb-builder-matches") + more
+    return _left(view.fillna("").to_html(index=False, border=0, classes="drawb-builder-matches")) + more
 
 
 def _errors_html(result: SelectResult) -> str:
@@ -210,4 +212,10 @@ def _errors_html(result: SelectResult) -> str:
     errors = result.errors
     groups = errors.groupby(["node", "error"], sort=True)["device"].agg(lambda names: ", ".join(names))
     table = groups.reset_index().rename(columns={"device": "devices"})[["node", "devices", "error"]]
-    return "<p><b>Errors</b> (the scheduler's message)</p>" + table.to_html(index=False, max_rows=MAX_ROWS, classes="drawb-builder-errors")
+    html_table = table.to_html(index=False, border=0, max_rows=MAX_ROWS, classes="drawb-builder-errors")
+    return "<p><b>Errors</b> (the scheduler's message)</p>" + _left(html_table)
+
+
+def _left(table: str) -> str:
+    """A pandas HTML table aligned left (Lab's table style centres it)."""
+    return table.replace("<table ", '<table style="margin-left: 0" ', 1)
