@@ -287,17 +287,31 @@ def format_double(f: float) -> str:
         return "NaN"
     if math.isinf(f):
         return "+Inf" if f > 0 else "-Inf"
-    text = repr(f)
-    if "e" in text:
-        mant, exp = text.split("e")
-        if mant.endswith(".0"):
-            mant = mant[:-2]
-        sign = "-" if exp.startswith("-") else "+"
-        exp = exp.lstrip("+-").rjust(2, "0")
-        return f"{mant}e{sign}{exp}"
-    if text.endswith(".0"):
-        text = text[:-2]
-    exp10 = len(text.split(".")[0].lstrip("-")) - 1 if abs(f) >= 1 else None
-    if exp10 is not None and exp10 >= 21:
-        return "%e" % f
-    return text
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    # the shortest digits that round-trip, then Go's %g rule: exponent form when exp < -4 or >= 6
+    sign = "-" if f < 0 else ""
+    digits = repr(abs(f))
+    if "e" in digits:
+        shortest, _, exp_text = digits.partition("e")
+        exp = int(exp_text)
+    else:
+        whole, _, frac = digits.partition(".")
+        frac = frac.rstrip("0")
+        if whole != "0":
+            exp = len(whole) - 1
+            shortest = whole + frac
+        else:
+            stripped = frac.lstrip("0")
+            exp = -(len(frac) - len(stripped)) - 1
+            shortest = stripped
+        shortest = shortest[0] + ("." + shortest[1:] if len(shortest) > 1 else "")
+    digs = shortest.replace(".", "").rstrip("0") or "0"
+    if exp < -4 or exp >= 6:
+        mant = digs[0] + ("." + digs[1:] if len(digs) > 1 else "")
+        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp >= 0:
+        whole = digs[: exp + 1].ljust(exp + 1, "0")
+        frac = digs[exp + 1 :]
+        return f"{sign}{whole}" + (f".{frac}" if frac else "")
+    return f"{sign}0.{'0' * (-exp - 1)}{digs}"
