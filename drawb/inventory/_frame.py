@@ -192,11 +192,3 @@ def frame_attrs(
         "capacities": list(capacities),
         "problems": shown,
     }
-
-
-def columns_of(frame: pd.DataFrame) -> list[str]:
-    """The canonical column order: identity, attributes, capacity pairs, then the trailing columns."""
-    info = frame.attrs.get("drawb", {})
-    caps = [c for qn in info.get("capacities", []) for c in (CAPACITY_PREFIX + qn, CAPACITY_PREFIX + qn + VALUE_SUFFIX)]
-    return IDENTITY + sorted(info.get("attributes", {})) + caps + TRAILING
-

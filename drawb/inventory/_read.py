@@ -1,4 +1,4 @@
-"""One ResourceSlice read into a block of device columns, with every problem named by field path.
+"""ResourceSlices read into whole-frame device columns, with every problem named by its field path.
 
 Both ``resource.k8s.io/v1`` and the v1beta1 ``basic:`` device form are read; fields drawb does not
 know are ignored. A bad value loses only itself: the device keeps its row and the problem is
@@ -185,6 +185,7 @@ class DeviceColumns:
         self.attrs: dict[str, list] = {}  # qualified name -> [value key, values], after finish()
         self.caps: dict[str, list] = {}  # qualified name -> quantity strings, after finish()
         self.cap_values: dict[str, dict] = {}  # qualified name -> {quantity string: exact value}
+        self._starts: list[int] = []  # first row of each header, for where()
 
     @property
     def n(self) -> int:
@@ -380,8 +381,9 @@ class DeviceColumns:
 
     def where(self, row: int) -> str:
         """``ResourceSlice 'name' spec.devices[i]`` for a row."""
-        starts = [h.start for h in self.headers]
-        header = self.headers[bisect_right(starts, row) - 1]
+        if len(self._starts) != len(self.headers):
+            self._starts = [h.start for h in self.headers]
+        header = self.headers[bisect_right(self._starts, row) - 1]
         return f"ResourceSlice '{header.name}' spec.devices[{self.spec_index[row]}]"
 
     def nodes(self) -> list[str | None]:

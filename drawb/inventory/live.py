@@ -251,9 +251,12 @@ class DeviceInventory:
                 else:
                     self._types.pop(column, None)
                     self._lists.pop(column, None)
-            elif column.startswith(CAPACITY_PREFIX) and out[column + VALUE_SUFFIX].dtype == "float64":
-                # A fractional capacity that went away may leave a column a rebuild types as Int64.
-                out[column + VALUE_SUFFIX] = quantity_values(out[column]._pa_array)
+        # A float64 value column whose fractional values may have been replaced or removed is retyped
+        # from its strings, as a rebuild would (Int64 when every value is integral again).
+        for column in (removed_values | set(data)) & set(out):
+            value_column = column + VALUE_SUFFIX
+            if column.startswith(CAPACITY_PREFIX) and value_column in out and out[value_column].dtype == "float64":
+                out[value_column] = quantity_values(out[column]._pa_array)
         return out
 
     def _drop_type_conflicts(self, data: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:

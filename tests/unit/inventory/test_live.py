@@ -136,8 +136,8 @@ def _mutations(slices):
     )
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(_mutations(MAIN + DYNMIG[:3] + LEGACY), max_size=8))
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_mutations(MAIN + DYNMIG[:3] + LEGACY), max_size=10))
 def test_any_event_sequence_matches_rebuild(events):
     inv = DeviceInventory(MAIN + DYNMIG[:3])
     for event, obj in events:
