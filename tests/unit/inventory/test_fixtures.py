@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pandas as pd
 import pytest
 
@@ -109,3 +111,43 @@ def test_legacy_v1beta1_basic_is_read_as_v1():
     assert "gpu.nvidia.com/pcieBusID" in frame.columns
     # issue #719: the MIG-enabled GPU is listed as a gpu as well; both rows are kept
     assert {"gpu-7", "gpu-7-mig-14-0-2"} <= set(frame["device"])
+
+
+def _rebuild(row: pd.Series, info: dict) -> dict:
+    """A device's attributes and capacities as the API publishes them, read back from a frame row."""
+    kinds = {"string": "string", "version": "version", "int": "int", "bool": "bool"}
+    attributes = {}
+    for column, kind in info["attributes"].items():
+        value = row[column]
+        if value is None or (not isinstance(value, list) and pd.isna(value)):
+            continue
+        key = info["lists"][column] if kind == "list" else kinds[kind]
+        attributes[column] = {key: value.item() if hasattr(value, "item") else value}
+    capacity = {qn: {"value": row["capacity:" + qn]} for qn in info["capacities"]
+                if not pd.isna(row["capacity:" + qn])}
+    return {"attributes": attributes, "capacity": capacity}
+
+
+def _qualified(body: dict, driver: str) -> dict:
+    def q(key: str) -> str:
+        return key if "/" in key else f"{driver}/{key}"
+
+    return {
+        "attributes": {q(k): v for k, v in body.get("attributes", {}).items()},
+        "capacity": {q(k): {"value": v["value"]} for k, v in body.get("capacity", {}).items()},
+    }
+
+
+@pytest.mark.parametrize("name", [MAIN, DYNMIG, LEGACY])
+def test_each_row_rebuilds_its_device_exactly(name):
+    slices = copy.deepcopy(load_fixture(name))
+    # a list attribute and a bool, so every value type is covered
+    first = slices[-1]["spec"]["devices"][0].get("basic", slices[-1]["spec"]["devices"][0])
+    first["attributes"]["resource.kubernetes.io/numaNode"] = {"ints": [0, 1]}
+    first["attributes"]["healthy"] = {"bool": True}
+    frame = device_frame(slices)
+    info = frame.attrs["drawb"]
+    expected = _devices(slices)
+    for _, row in frame.iterrows():
+        driver = row["driver"]
+        assert _rebuild(row, info) == _qualified(expected[(driver, row["pool"], row["device"])], driver)
