@@ -106,6 +106,13 @@ def _node_of(spec: dict) -> tuple[str | None, bool]:
     return None, False
 
 
+def list_items(objects: Any) -> list:
+    """The items of a list response (``{"items": [...]}``), or the objects themselves as a list."""
+    if isinstance(objects, dict) and "items" in objects:
+        return objects["items"] or []
+    return list(objects or [])
+
+
 def slice_name(obj: Any, position: int) -> str:
     """metadata.name of a slice, or a placeholder naming its position in the input."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None

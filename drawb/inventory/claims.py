@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from drawb.inventory._frame import Allocations, bool_array, object_array, string_array
+from drawb.inventory._read import list_items
 
 TEMPLATE_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
@@ -98,7 +99,7 @@ def request_summary(spec: Any) -> str:
 def allocations(claims: list[dict] | None, problems: list[str] | None = None) -> Allocations:
     """Allocated devices of all claims: (driver, pool, device) -> (claims, requests, reserving pods)."""
     out: Allocations = {}
-    for position, obj in enumerate(claims or ()):
+    for position, obj in enumerate(list_items(claims)):
         if not isinstance(obj, dict):
             if problems is not None:
                 problems.append(f"ResourceClaim <item {position}>: not an object; left out")
@@ -120,7 +121,7 @@ def allocations(claims: list[dict] | None, problems: list[str] | None = None) ->
 
 def claim_frame(claims: list[dict]) -> pd.DataFrame:
     """One row per ResourceClaim: namespace, name, state, requests, devices, reserved_for, template origin."""
-    rows = [c for c in claims or () if isinstance(c, dict)]
+    rows = [c for c in list_items(claims) if isinstance(c, dict)]
     metas = [_meta(c) for c in rows]
     owners = []
     for meta in metas:

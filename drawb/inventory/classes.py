@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from drawb.inventory._frame import object_array, string_array
+from drawb.inventory._read import list_items
 
 IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 
@@ -24,7 +25,7 @@ def selector_expressions(spec: Any) -> list[str]:
 
 def class_frame(classes: list[dict]) -> pd.DataFrame:
     """One row per DeviceClass: name, selectors (CEL list), extended_resource_name, config (or None)."""
-    rows = [c for c in classes or () if isinstance(c, dict)]
+    rows = [c for c in list_items(classes) if isinstance(c, dict)]
     specs = [c.get("spec") if isinstance(c.get("spec"), dict) else {} for c in rows]
     names = [(c.get("metadata") or {}).get("name") for c in rows]
     return pd.DataFrame(

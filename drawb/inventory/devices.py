@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from drawb.inventory._frame import build_frame
-from drawb.inventory._read import device_list, read_columns, read_header
+from drawb.inventory._read import device_list, list_items, read_columns, read_header
 from drawb.inventory.claims import allocations
 from drawb.inventory.errors import raise_if_strict
 from drawb.inventory.pools import pool_states
-
-
-def list_items(objects: Any) -> list:
-    """The items of a list response, or the list itself."""
-    if isinstance(objects, dict) and "items" in objects:
-        return objects["items"] or []
-    return list(objects or [])
 
 
 def device_frame(slices: list[dict], claims: list[dict] | None = None, *, strict: bool = False) -> pd.DataFrame:
@@ -41,6 +32,7 @@ def device_frame(slices: list[dict], claims: list[dict] | None = None, *, strict
             current.append((header, device_list(obj, header, problems)))
             complete.append(state.complete)
     columns = read_columns(current, problems)
+    claims = list_items(claims)
     allocated = allocations(claims, problems) if claims else None
     raise_if_strict(problems, strict)
     return build_frame(columns, complete, problems, allocated)

@@ -27,11 +27,11 @@ from drawb.inventory._frame import (
 from drawb.inventory._read import (
     SliceHeader,
     device_list,
+    list_items,
     read_columns,
     read_header,
     slice_name,
 )
-from drawb.inventory.devices import list_items
 from drawb.inventory.pools import pool_states
 
 _MAX_CHUNKS = 16

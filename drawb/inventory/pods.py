@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from drawb.inventory._frame import object_array, string_array
+from drawb.inventory._read import list_items
 
 
 def resolved_claims(pod: dict) -> tuple[list[str], list[str | None]]:
@@ -42,7 +43,7 @@ def _extended_claim(status: Any) -> str | None:
 def pod_frame(pods: list[dict]) -> pd.DataFrame:
     """One row per pod that uses claims: namespace, pod, node, phase, claims and resolved claim names."""
     rows = []
-    for pod in pods or ():
+    for pod in list_items(pods):
         if not isinstance(pod, dict):
             continue
         names, resolved = resolved_claims(pod)

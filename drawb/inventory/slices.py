@@ -5,8 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from drawb.inventory._frame import bool_array, frame_attrs, int_array, string_array
-from drawb.inventory._read import read_header
-from drawb.inventory.devices import list_items
+from drawb.inventory._read import list_items, read_header
 from drawb.inventory.errors import raise_if_strict
 from drawb.inventory.pools import pool_states
 

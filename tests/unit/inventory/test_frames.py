@@ -141,3 +141,13 @@ def test_attribute_summary():
     assert memory["kind"] == "capacity" and memory["devices"] == 38
     cd_type = summary.loc[("compute-domain.nvidia.com/type", "compute-domain.nvidia.com")]
     assert cd_type["values"] == {"channel": 4, "daemon": 4}
+
+
+def test_list_responses_are_accepted_as_well_as_lists():
+    slices = load_fixture("resourceslices.yaml")
+    as_list = device_frame(slices, CLAIMS)
+    as_response = device_frame({"kind": "ResourceSliceList", "items": slices},
+                               {"kind": "ResourceClaimList", "items": CLAIMS})
+    assert as_response.equals(as_list)
+    assert claim_frame({"items": CLAIMS}).equals(claim_frame(CLAIMS))
+    assert class_frame({"items": load_fixture("deviceclasses.yaml")}).shape == (5, 5)
