@@ -30,8 +30,8 @@ class SelectorBuilder(widgets.VBox):
     device_class = Unicode("", help="DeviceClass whose selectors run first ('' for none)")
     node = Unicode("", help="only devices on this node ('' for every node)")
     match_count = Int(0, read_only=True, help="devices that pass the class's selectors and the expression")
-    error_count = Int(0, read_only=True, help="devices where evaluation errors (the scheduler aborts an allocation there)")
-    compile_error = Unicode(None, allow_none=True, read_only=True, help="the API server's compile error with its caret, or None")
+    error_count = Int(0, read_only=True, help="devices where evaluation errors (an allocation reaching one aborts)")
+    compile_error = Unicode(None, allow_none=True, read_only=True, help="the API server's compile error, or None")
 
     def __init__(self, session: Session, *, expression: str = "", device_class: str = "", node: str = "", **kwargs):
         self._session = session

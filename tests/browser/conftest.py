@@ -124,12 +124,24 @@ def browser():
             chromium.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Remember whether a test's body failed, so its page can be photographed on the way out."""
+    report = yield
+    if report.when == "call":
+        item.body_failed = report.failed
+    return report
+
+
 @pytest.fixture
-def page(browser):
-    """A fresh page; screenshots go to artifacts/browser/."""
+def page(browser, request):
+    """A fresh page; screenshots go to artifacts/browser/, and a failing test leaves one named after it."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
     try:
-        yield context.new_page()
+        yield page
+        if getattr(request.node, "body_failed", False):
+            page.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"), full_page=True)
     finally:
         context.close()

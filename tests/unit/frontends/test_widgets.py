@@ -11,6 +11,7 @@ from drawb.notebook.widgets import SelectorBuilder
 from drawb.session import Session
 
 PROFILE = "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"
+H200 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H200'"
 MIG_CLASS = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"
 
 
@@ -137,7 +138,7 @@ def test_refresh_rereads_the_cluster(shell):
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceClass",
         "metadata": {"name": "h200.example.com"},
-        "spec": {"selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H200'"}}]},
+        "spec": {"selectors": [{"cel": {"expression": H200}}]},
     }
     cluster.apply([h200])
     with pytest.raises(TraitError):
