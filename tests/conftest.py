@@ -1,4 +1,4 @@
-"""Shared test helpers: the research fixtures in ../shared."""
+"""Shared test helpers: the fixtures and captures in tests/data."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-FIXTURES = SHARED / "research" / "fixtures"
+DATA = Path(__file__).resolve().parent / "data"
+FIXTURES = DATA / "fixtures"
+CAPTURES = DATA / "captures"
 
 
 def load_fixture(name: str) -> list[dict]:
-    """The items of a ``kubectl get -o yaml`` List in ../shared/research/fixtures."""
+    """The items of a ``kubectl get -o yaml`` List in tests/data/fixtures."""
     return yaml.safe_load((FIXTURES / name).read_text())["items"]
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from drawb.cluster.sim.scenarios import build_scenario
 from drawb.gpu.smi import nvidia_smi_list
-from tests.conftest import SHARED
+from tests.conftest import CAPTURES
 
 
 def _devices(node: str) -> list[dict]:
@@ -17,7 +17,7 @@ def _devices(node: str) -> list[dict]:
 
 
 def test_single_h200_line_has_the_real_format():
-    real = (SHARED / "captures" / "h200" / "nvidia-smi-L.txt").read_text()
+    real = (CAPTURES / "h200" / "nvidia-smi-L.txt").read_text()
     device = {
         "name": "gpu-0",
         "attributes": {
