@@ -58,6 +58,14 @@ def object_array(values: list[Any]) -> np.ndarray:
     return np.fromiter(values, dtype=object, count=len(values))
 
 
+def sparse_object_array(values: dict[int, Any], n: int) -> np.ndarray:
+    """An object array of `n` Nones with the given rows set (lists and dicts kept as items)."""
+    out = np.full(n, None, dtype=object)
+    for row, value in values.items():
+        out[row] = value
+    return out
+
+
 def quantity_values(texts: Any, table: dict | None = None) -> Any:
     """Exact values of quantity strings: Int64 when all are integral and fit int64, else float64.
 
@@ -160,10 +168,16 @@ def build_arrays(
             strings._pa_array, columns.cap_values.get(qualified)
         )
 
-    data["allow_multiple_allocations"] = bool_array(columns.allow_multi)
-    data["taints"] = object_array(columns.taints)
-    data["consumes_counters"] = object_array(columns.consumes)
-    data["request_policy"] = object_array(columns.policies)
+    allow, invalid = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    for row, value in columns.allow_multi.items():
+        if value is None:
+            invalid[row] = True
+        else:
+            allow[row] = value
+    data["allow_multiple_allocations"] = pd.arrays.BooleanArray(allow, invalid)
+    data["taints"] = sparse_object_array(columns.taints, n)
+    data["consumes_counters"] = sparse_object_array(columns.consumes, n)
+    data["request_policy"] = sparse_object_array(columns.policies, n)
     flags = np.repeat(np.array(complete, dtype=bool), counts)
     data["pool_complete"] = pd.arrays.BooleanArray(flags, np.zeros(n, dtype=bool))
     if allocations:

@@ -182,10 +182,12 @@ class DeviceColumns:
         self.headers: list[SliceHeader] = []
         self.devices: list[str] = []
         self.spec_index: list[int] = []
-        self.allow_multi: list[bool | None] = []
-        self.taints: list[Any] = []
-        self.consumes: list[Any] = []
-        self.policies: list[Any] = []
+        # Fields few devices have, by row: allowMultipleAllocations when not false (None: invalid),
+        # taints, consumesCounters, and {qualified capacity name: requestPolicy}.
+        self.allow_multi: dict[int, bool | None] = {}
+        self.taints: dict[int, Any] = {}
+        self.consumes: dict[int, Any] = {}
+        self.policies: dict[int, dict] = {}
         self.node_of_row: dict[int, str | None] = {}
         self._attrs: dict[str, dict[str, list]] = {}  # driver -> raw key -> [value key, values]
         self._caps: dict[str, dict[str, list]] = {}  # driver -> raw key -> quantity strings
@@ -204,27 +206,18 @@ class DeviceColumns:
         where = f"ResourceSlice '{header.name}' spec.devices"
         names = self.devices
         spec_index = self.spec_index
-        allow_multi = self.allow_multi
-        taints = self.taints
-        consumes = self.consumes
-        policies = self.policies
         acols = self._attrs.setdefault(header.driver, {})
         ccols = self._caps.setdefault(header.driver, {})
         per_device_node = header.node == PER_DEVICE
         plain = _PLAIN_DEVICE_KEYS
         header.start = len(names)
         for i, dev in enumerate(devices):
-            if type(dev) is dict and dev.keys() <= plain:
-                name = dev.get("name")
-                am = False
-                taint = consume = None
-            else:
+            usual = type(dev) is dict and dev.keys() <= plain
+            if not usual:
                 dev = self._unusual_device(where, i, dev)
                 if dev is None:
                     continue
-                name = dev.get("name")
-                am = dev.get("allowMultipleAllocations", False)
-                taint, consume = dev.get("taints"), dev.get("consumesCounters")
+            name = dev.get("name")
             if type(name) is not str or not name:
                 self.problems.append(f"{where}[{i}].name: missing or not a string ({describe(name)}); "
                                      "device left out")
@@ -232,15 +225,8 @@ class DeviceColumns:
             row = len(names)
             names.append(name)
             spec_index.append(i)
-            if per_device_node:
-                self.node_of_row[row] = _node_of(dev)[0]
-            if am is not False and type(am) is not bool:
-                self.problems.append(f"{where}[{i}].allowMultipleAllocations: {describe(am)} is not a boolean")
-                am = None
-            allow_multi.append(am)
-            taints.append(taint)
-            consumes.append(consume)
-            policies.append(None)
+            if not usual or per_device_node:
+                self._device_fields(where, i, row, dev, per_device_node)
 
             attrs = dev.get("attributes")
             if attrs:
@@ -249,17 +235,19 @@ class DeviceColumns:
                                          "attributes left out")
                 else:
                     for key, wrapped in attrs.items():
+                        col = acols.get(key)
+                        if col is not None and type(wrapped) is dict and len(wrapped) == 1:
+                            value = wrapped.get(col[0])
+                            if type(value) is col[2]:
+                                col[1][row] = value
+                                continue
                         try:
                             (kind,) = wrapped
                             value = wrapped[kind]
                         except (TypeError, ValueError, KeyError):
                             self.problems.append(_bad_attribute(where, i, key, wrapped))
                             continue
-                        col = acols.get(key)
-                        if col is not None and col[0] == kind and type(value) is col[2]:
-                            col[1][row] = value
-                        else:
-                            self._attribute(acols, header.driver, where, i, row, key, kind, value)
+                        self._attribute(acols, header.driver, where, i, row, key, kind, value)
             caps = dev.get("capacity")
             if caps:
                 if type(caps) is not dict:
@@ -289,6 +277,23 @@ class DeviceColumns:
             self.problems.append(f"{where}[{i}].basic: not an object; device left out")
             return None
         return {**basic, "name": dev.get("name")}
+
+    def _device_fields(self, where: str, i: int, row: int, dev: dict, per_device_node: bool) -> None:
+        """Record the fields most devices do not have (kept sparse: row -> value)."""
+        if per_device_node:
+            self.node_of_row[row] = _node_of(dev)[0]
+        am = dev.get("allowMultipleAllocations", False)
+        if am is not False:
+            if type(am) is not bool:
+                self.problems.append(f"{where}[{i}].allowMultipleAllocations: {describe(am)} is not a boolean")
+                am = None
+            self.allow_multi[row] = am
+        taints = dev.get("taints")
+        if taints is not None:
+            self.taints[row] = taints
+        consumes = dev.get("consumesCounters")
+        if consumes is not None:
+            self.consumes[row] = consumes
 
     def _attribute(self, acols: dict, driver: str, where: str, i: int, row: int, key: str, kind: Any,
                    value: Any) -> None:
@@ -320,9 +325,7 @@ class DeviceColumns:
             text = cap.get("value")
             policy = cap.get("requestPolicy")
             if policy is not None:
-                if self.policies[row] is None:
-                    self.policies[row] = {}
-                self.policies[row][qualify(key, driver)] = policy
+                self.policies.setdefault(row, {})[qualify(key, driver)] = policy
         else:
             text = cap  # v1alpha3 published the bare quantity
         if type(text) is not str:
