@@ -39,7 +39,7 @@ from drawb.inventory import device_frame
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "research" / "fixtures"
 if not FIXTURES.exists():
-    FIXTURES = Path("/work/shared/research/fixtures")
+    FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "data" / "fixtures"
 
 GPU = 'device.attributes["gpu.nvidia.com"]'
 GPU_CLASS = 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"'
@@ -54,9 +54,13 @@ SHAPES = {
     "exists macro": (f'["A100", "H200"].exists(p, {GPU}.productName.contains(p))', ()),
     "error-producing (no such key)": (f'{GPU}.profile == "1g.10gb"', ()),
     "optional chaining": (f'{GPU}.?profile.orValue("") == "1g.10gb"', ()),
-    "iterates device.attributes (per-device fallback)": ('device.attributes.exists(d, d == "compute-domain.nvidia.com")', ()),
+    "exists over the domains of device.attributes": ('device.attributes.exists(d, d == "compute-domain.nvidia.com")', ()),
+    "exists over a domain's values (per-device fallback)": (
+        f'{GPU}.exists(k, {GPU}[k] == "Hopper")',
+        (),
+    ),
 }
-NOT_VECTORIZABLE = {"iterates device.attributes (per-device fallback)"}
+NOT_VECTORIZABLE = {"exists over a domain's values (per-device fallback)"}
 # cel-python has no optional syntax: the anchor runs the equivalent conditional instead.
 CELPY_EQUIVALENT = {
     "optional chaining": f'(has({GPU}.profile) ? {GPU}.profile : "") == "1g.10gb"',

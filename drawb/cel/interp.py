@@ -330,32 +330,29 @@ class Compiler:
             r = rng(ctx)
             if iv2:
                 if isinstance(r, dict):
-                    pairs = list(r.items())
+                    items: Any = r.items()
                 elif isinstance(r, (list, tuple)):
-                    pairs = list(enumerate(r))
+                    items = enumerate(r)
                 else:
                     raise CelError(f"unsupported comprehension range type: {go_type_name(r)}")
+            elif isinstance(r, (dict, list, tuple)):
+                items = r
             else:
-                if isinstance(r, dict):
-                    pairs = [(k, None) for k in r]
-                elif isinstance(r, (list, tuple)):
-                    pairs = [(x, None) for x in r]
-                else:
-                    raise CelError(f"got '{go_type_name(r)}', expected iterable type")
+                raise CelError(f"got '{go_type_name(r)}', expected iterable type")
             outer = ctx.vars
             local = dict(outer)
             ctx.vars = local
             try:
                 local[av] = init(ctx)
-                for a, b in pairs:
+                for item in items:
                     ctx.cost += body_cost
                     if ctx.cost > ctx.limit:
                         raise CelError(COST_EXCEEDED)
-                    local[iv] = a
                     if iv2:
-                        local[iv2] = b
-                    c = cond(ctx)
-                    if c is False:
+                        local[iv], local[iv2] = item
+                    else:
+                        local[iv] = item
+                    if cond(ctx) is False:
                         break
                     local[av] = step(ctx)
                 return result(ctx)

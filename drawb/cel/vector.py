@@ -36,11 +36,10 @@ from drawb.cel.selector import (
     NO_SUCH_KEY_HINT,
     Selector,
     _parse_version,
-    device_variables,
     result_to_bool,
     split_name,
 )
-from drawb.cel.values import OPTIONAL_NONE, CelError, Optional, QuantityValue, quantity_of
+from drawb.cel.values import OPTIONAL_NONE, CelError, DefaultMap, Optional, QuantityValue, quantity_of
 
 CAPACITY_PREFIX = "capacity:"
 PRESENCE = "presence:"  # a pseudo-column: which domains a device has in one of its maps
@@ -214,6 +213,83 @@ class FrameColumns:
         if key not in self._distinct:
             self._distinct[key] = build_errors(self, spec)
         return self._distinct[key]
+
+    def _converted(self, column: str, spec: Any) -> tuple[list[int], list]:
+        """Row codes (as a list) and the column's distinct values as CEL values (None = absent)."""
+        key = ("converted", column, spec.convert_list_attributes)
+        if key not in self._distinct:
+            codes, raw = self.coded(column)
+            if column.startswith(CAPACITY_PREFIX):
+                table = [None if v is None else _safe(quantity_of, str(v)) for v in raw]
+            elif column == "allow_multiple_allocations":
+                table = [bool(v) if v is not None else False for v in raw]
+            else:
+                kind = self.kind(column)
+                table = [None if v is None else _convert(kind, v, spec) for v in raw]
+            self._distinct[key] = (codes.tolist(), table)
+        return self._distinct[key]
+
+    def _selected(self, only: set[str] | None) -> tuple[list, list, list[str]]:
+        """The attribute and capacity columns to read, as (column, domain, id), and presence pseudo-columns."""
+        key = ("selected", None if only is None else frozenset(only))
+        if key not in self._distinct:
+            presence = [c[len(PRESENCE) :] for c in only or () if c.startswith(PRESENCE)]
+            attrs = [(c, *c.split("/", 1)) for c in sorted(self.attribute_types) if only is None or c in only]
+            caps = [
+                (CAPACITY_PREFIX + q, *q.split("/", 1))
+                for q in self.capacities
+                if CAPACITY_PREFIX + q in self._present and (only is None or CAPACITY_PREFIX + q in only)
+            ]
+            self._distinct[key] = (attrs, caps, presence)
+        return self._distinct[key]
+
+    def variables(self, row: int, only: set[str] | None, spec: Any) -> dict[str, Any]:
+        """`device_variables` of one row, built from the converted columns (CelError as DeviceMatches)."""
+        driver = self.values("driver")[row] or ""
+        attr_cols, cap_cols, presence = self._selected(only)
+        if presence:
+            only = set(only)
+            for which in presence:
+                for columns in self._domains(which).values():
+                    first = next((c for c in columns if self.values(c)[row] is not None), None)
+                    if first is not None:
+                        only.add(first)
+            attr_cols, cap_cols, _ = self._selected(only)
+        attributes: DefaultMap = DefaultMap()
+        for column, domain, ident in attr_cols:
+            codes, table = self._converted(column, spec)
+            value = table[codes[row]]
+            if value is None:
+                continue
+            if isinstance(value, CelError):
+                raise CelError(f"attribute {_attribute_name(column, driver)}: {value.message}")
+            inner = attributes.get(domain)
+            if inner is None:
+                inner = attributes[domain] = {}
+            inner[ident] = value
+        capacity: DefaultMap = DefaultMap()
+        for column, domain, ident in cap_cols:
+            codes, table = self._converted(column, spec)
+            value = table[codes[row]]
+            if value is None:
+                continue
+            if isinstance(value, CelError):
+                raise CelError(f"capacity {_attribute_name(column[len(CAPACITY_PREFIX):], driver)}: {value.message}")
+            inner = capacity.get(domain)
+            if inner is None:
+                inner = capacity[domain] = {}
+            inner[ident] = value
+        allow = False
+        if "allow_multiple_allocations" in self._present:
+            codes, table = self._converted("allow_multiple_allocations", spec)
+            allow = table[codes[row]]
+        return {
+            "device": {"driver": driver, "attributes": attributes, "capacity": capacity, "allowMultipleAllocations": allow},
+            "device.driver": driver,
+            "device.attributes": attributes,
+            "device.capacity": capacity,
+            "device.allowMultipleAllocations": allow,
+        }
 
     def values(self, column: str) -> list:
         """The column as a Python list, missing values as None (cached)."""
@@ -435,6 +511,14 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
         return f"{domain}/{ident}" if which == "attributes" else f"{CAPACITY_PREFIX}{domain}/{ident}"
 
     def walk(e: Node) -> bool:
+        whole = _domain_ref(e)
+        if whole is not None:  # one domain's map as a value: all of that domain's columns
+            which, domain = whole
+            if which == "attributes":
+                out.update(c for c in cols.attribute_types if c.partition("/")[0] == domain)
+            else:
+                out.update(CAPACITY_PREFIX + c for c in cols.capacities if c.partition("/")[0] == domain)
+            return True
         if e.kind == "comprehension" and _is_map_ident(e.iter_range) and not e.iter_var2:
             # iterating a map's keys (the domains) depends only on which domains the device has
             out.add(PRESENCE + (e.iter_range.ref_name or e.iter_range.name)[len("device.") :])
@@ -619,10 +703,9 @@ class Vectorizer:
             columns = ["driver", *sorted(only)]
         codes, first_row = cols.distinct_rows(tuple(columns))
         table = []
-        for row in first_row:
-            device, driver = cols.device(int(row), only)
+        for row in first_row.tolist():
             try:
-                variables = device_variables(device, driver, self.spec)
+                variables = cols.variables(row, only, self.spec)
             except CelError as err:
                 table.append(err)
                 continue

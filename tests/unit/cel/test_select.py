@@ -9,12 +9,12 @@ import yaml
 
 from drawb.cel import compile_selector, preview, select
 from drawb.cel.selector import device_variables
-from drawb.cel.vector import row_device
+from drawb.cel.vector import FrameColumns, row_device
 from drawb.inventory import device_frame
 
 from .helpers import device, frame_of, resource_slice
 
-FIXTURES = Path("/work/shared/research/fixtures")
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 GPU = 'device.attributes["gpu.nvidia.com"]'
 
 
@@ -60,7 +60,9 @@ def test_rebuilt_rows_are_the_same_cel_device(slices, frame):
     for row in range(len(frame)):
         rebuilt, driver = row_device(frame, row)
         original = originals[(frame["slice"].iat[row], rebuilt["name"])]
-        assert device_variables(rebuilt, driver, selector.spec) == device_variables(original, driver, selector.spec)
+        expected = device_variables(original, driver, selector.spec)
+        assert device_variables(rebuilt, driver, selector.spec) == expected
+        assert FrameColumns.of(frame).variables(row, None, selector.spec) == expected
 
 
 @pytest.mark.parametrize(
