@@ -6,6 +6,7 @@ import html
 from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
+import numpy as np
 from traitlets import Int, TraitError, Unicode, observe, validate
 
 from drawb.cel import SelectResult, preview
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 MATCH_COLUMNS = ["node", "device", "type", "product", "memory", "profile"]
-MAX_ROWS = 200  # rows of the match table rendered; the counts always cover every device
+MAX_ROWS = 200  # devices rendered in each table; the counts always cover every device
 
 
 class SelectorBuilder(widgets.VBox):
@@ -198,22 +199,32 @@ def _status_html(result: SelectResult, device_class: str) -> str:
     return text + "."
 
 
+def _first_rows(result: SelectResult, mask: np.ndarray) -> pd.DataFrame:
+    """The first MAX_ROWS rows of the result's frame where ``mask`` is set (no copy of the rest)."""
+    return result.frame.iloc[np.flatnonzero(mask)[:MAX_ROWS]]
+
+
+def _more(count: int) -> str:
+    return f"<p>First {MAX_ROWS} of {count} shown.</p>" if count > MAX_ROWS else ""
+
+
 def _matches_html(result: SelectResult) -> str:
     if result.match_count == 0:
         return ""
-    view = summary_view(result.matches.head(MAX_ROWS)).reindex(columns=MATCH_COLUMNS).astype(object)
-    more = f"<p>First {MAX_ROWS} of {result.match_count} shown.</p>" if result.match_count > MAX_ROWS else ""
-    return _left(view.fillna("").to_html(index=False, border=0, classes="drawb-builder-matches")) + more
+    view = summary_view(_first_rows(result, result.matched)).reindex(columns=MATCH_COLUMNS).astype(object)
+    table = view.fillna("").to_html(index=False, border=0, classes="drawb-builder-matches")
+    return _left(table) + _more(result.match_count)
 
 
 def _errors_html(result: SelectResult) -> str:
     if result.error_count == 0:
         return ""
-    errors = result.errors
-    groups = errors.groupby(["node", "error"], sort=True)["device"].agg(lambda names: ", ".join(names))
+    rows = np.flatnonzero(result.failed)[:MAX_ROWS]
+    errors = result.frame.iloc[rows][["node", "device"]].assign(error=list(result.error[rows]))
+    groups = errors.groupby(["node", "error"], sort=True)["device"].agg(", ".join)
     table = groups.reset_index().rename(columns={"device": "devices"})[["node", "devices", "error"]]
-    html_table = table.to_html(index=False, border=0, max_rows=MAX_ROWS, classes="drawb-builder-errors")
-    return "<p><b>Errors</b> (the scheduler's message)</p>" + _left(html_table)
+    html_table = table.to_html(index=False, border=0, classes="drawb-builder-errors")
+    return "<p><b>Errors</b> (the scheduler's message)</p>" + _left(html_table) + _more(result.error_count)
 
 
 def _left(table: str) -> str:

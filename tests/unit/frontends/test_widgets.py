@@ -7,7 +7,7 @@ from traitlets import TraitError
 
 from drawb.cel import select
 from drawb.cli import main as cli_main
-from drawb.notebook.widgets import SelectorBuilder
+from drawb.notebook.widgets import MAX_ROWS, SelectorBuilder
 from drawb.session import Session
 
 PROFILE = "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"
@@ -159,3 +159,15 @@ def test_magic_options_and_errors(shell, capsys):
 def test_the_command_line_says_it_is_a_notebook_widget(capsys):
     assert cli_main(["builder"]) == 2
     assert "UsageError: builder is a notebook widget" in capsys.readouterr().err
+
+
+def test_tables_show_the_first_rows_and_the_counts_cover_everything():
+    session = Session(scenario="synthetic:40x10")
+    builder = SelectorBuilder(session, expression="true")
+    total = len(session.devices())
+    assert builder.match_count == total > MAX_ROWS
+    assert builder._matches.value.count("<tr>") == MAX_ROWS
+    assert f"First {MAX_ROWS} of {total} shown." in builder._matches.value
+    builder.expression = PROFILE
+    assert builder.error_count > MAX_ROWS
+    assert f"First {MAX_ROWS} of {builder.error_count} shown." in builder._errors.value
