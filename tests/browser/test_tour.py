@@ -42,6 +42,9 @@ def test_tour_runs_and_the_builder_answers_as_you_type(lab, page):
     expect(builder.locator(".drawb-builder-matches tbody tr")).to_have_count(24)
     builder.screenshot(path=str(ARTIFACTS / "builder-gpus.png"))
 
+    builder.locator("select").first.select_option("mig.nvidia.com")  # the class menu
+    expect(status).to_have_text("0 of 46 devices match (DeviceClass mig.nvidia.com first).", timeout=WAIT_MS)
+
     selector.fill("device.driver ==")
     compile_error = builder.locator(".drawb-builder-compile-error pre")
     expect(compile_error).to_contain_text("ERROR: <input>:1:17: Syntax error", timeout=WAIT_MS)
