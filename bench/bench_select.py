@@ -1,8 +1,9 @@
 """Selector preview over a 100,000-device inventory frame: `drawb.cel.select` against per-device cel-python.
 
-Run: .venv/bin/python bench/bench_select.py [--devices 100000] [--runs 15] [--sample 1000]
+Run: .venv/bin/python bench/bench_select.py [--devices 100000] [--runs 15] [--sample 1000] [--cluster sim|fixtures]
 
-The cluster: `drawb.cluster.sim`'s synthetic generator when it has one, else the fixture nodes
+The cluster: `drawb.cluster.sim.scenarios.synthetic(devices // 10, 8)` (the 100,000-device cluster of
+the inventory benchmark), or with `--cluster fixtures` the fixture nodes
 (shared/research/fixtures/resourceslices.yaml: A100, H100 with MIG, L4, H200, plus compute-domain
 devices) replicated with fresh node names and UUIDs until there are enough devices.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import time
 from pathlib import Path
@@ -89,13 +91,14 @@ def synthetic_slices(devices: int) -> list[dict]:
     return slices
 
 
-def cluster_slices(devices: int) -> tuple[list[dict], str]:
-    try:
-        from drawb.cluster.sim import synthetic  # type: ignore[attr-defined]
+def cluster_slices(devices: int, source: str) -> tuple[list[dict], str]:
+    """`synthetic(devices // 10, 8)` (8 GPU + 2 compute-domain devices per node), or the fixtures replicated."""
+    if source == "sim":
+        from drawb.cluster.sim.scenarios import synthetic
 
-        return synthetic.resource_slices(devices), "drawb.cluster.sim.synthetic"
-    except (ImportError, AttributeError):
-        return synthetic_slices(devices), "fixture nodes replicated"
+        nodes = devices // 10
+        return list(synthetic(nodes, 8).resource_slices), f"drawb.cluster.sim.scenarios.synthetic({nodes}, 8)"
+    return synthetic_slices(devices), "fixture nodes replicated"
 
 
 # --- the cel-python anchor ------------------------------------------------------------------
@@ -178,9 +181,10 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--sample", type=int, default=1000)
+    parser.add_argument("--cluster", choices=("sim", "fixtures"), default="sim")
     args = parser.parse_args()
 
-    slices, source = cluster_slices(args.devices)
+    slices, source = cluster_slices(args.devices, args.cluster)
     t = time.perf_counter()
     frame = device_frame(slices)
     build_s = time.perf_counter() - t
@@ -189,6 +193,7 @@ def main() -> None:
     sample = [pairs[i] for i in rng.choice(len(pairs), size=min(args.sample, len(pairs)), replace=False)]
     n = len(frame)
     print(f"cluster: {n} devices ({source}); device frame built in {build_s:.2f} s")
+    print(f"load average at start: {os.getloadavg()[0]:.1f}")
     print(f"cel-python timed on {len(sample)} sampled devices, scaled to {n}\n")
     print("| shape | matches | errors | cold ms | warm median ms | drawb per-device s | cel-python s | speed-up |")
     print("|---|---|---|---|---|---|---|---|")
@@ -216,6 +221,7 @@ def main() -> None:
             f"| {label}{mark} | {result.match_count} | {result.error_count} | {cold:.1f} | {warm:.1f} | "
             f"{drawb_per_device:.1f} | {celpy_total:.1f} | {speedup:,.0f}x |"
         )
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -98,11 +98,20 @@ def _unused(*_args):
     raise RuntimeError("drawb evaluates CEL itself; the checker's runtime is not used")
 
 
+# A receiver type no value has: a global-only function also gets a member overload on it, so that
+# calling it as a member (`q.sign()`) fails as in cel-go, with "found no matching overload" and the
+# receiver's type, rather than the C++ checker's "undeclared reference".
+_NO_RECEIVER = T.AbstractType("drawb.NoReceiver")
+
+
 def _decl(name: str, *overloads: tuple) -> cel.FunctionDecl:
-    return cel.FunctionDecl(
-        name,
-        [cel.Overload(oid, result, params, is_member=member, impl=_unused) for oid, params, result, member in overloads],
-    )
+    decls = [cel.Overload(oid, result, params, is_member=member, impl=_unused) for oid, params, result, member in overloads]
+    if not any(member for *_, member in overloads) and "." not in name:
+        params = overloads[0][1]
+        decls.append(
+            cel.Overload(f"drawb_no_receiver_{name}", overloads[0][2], [_NO_RECEIVER, *params[1:]], is_member=True, impl=_unused)
+        )
+    return cel.FunctionDecl(name, decls)
 
 
 def _k8s_declarations(spec: EnvSpec) -> list[cel.FunctionDecl]:
