@@ -29,6 +29,11 @@ class Session:
             self.connect()
         return self._cluster
 
+    @property
+    def connected(self) -> Cluster | None:
+        """The cluster already connected, without connecting (None before the first use)."""
+        return self._cluster
+
     def connect(
         self, *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None
     ) -> Cluster:

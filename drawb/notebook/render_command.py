@@ -151,7 +151,7 @@ def render(session: Session, args, cell) -> rendering.Rendered:
     """Render, validate, then export and/or dry-run or apply through the session's cluster."""
     values = collect_values(args.sets, cell, session.user_ns)
     applying = args.dry_run or args.apply
-    cluster = session.cluster if applying else getattr(session, "_cluster", None)
+    cluster = session.cluster if applying else session.connected
     try:
         rendered = rendering.render(
             args.name,
