@@ -58,6 +58,7 @@ class Est:
 
 
 def fixed(n: int) -> Est:
+    """The estimate [n, n]."""
     return Est(n, n)
 
 
@@ -71,6 +72,8 @@ UNKNOWN = Est(0, U64)
 
 @dataclass
 class Decl:
+    """A declared field's maximum size (cel DeclType.MaxElements) and its children."""
+
     max: int
     fields: dict[str, Decl] = field(default_factory=dict)
     key: Decl | None = None

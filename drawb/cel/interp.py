@@ -64,6 +64,7 @@ def _same_kind(a: Any, b: Any) -> bool:
 
 
 def op_add(a: Any, b: Any) -> Any:
+    """`_+_` with cel-go\'s overflow and type errors."""
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -82,6 +83,7 @@ def op_add(a: Any, b: Any) -> Any:
 
 
 def op_sub(a: Any, b: Any) -> Any:
+    """`_-_` with cel-go\'s overflow and type errors."""
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -98,6 +100,7 @@ def op_sub(a: Any, b: Any) -> Any:
 
 
 def op_mul(a: Any, b: Any) -> Any:
+    """`_*_` with cel-go\'s overflow and type errors."""
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -119,6 +122,7 @@ def _trunc_div(a: int, b: int) -> int:
 
 
 def op_div(a: Any, b: Any) -> Any:
+    """`_/_` (integer division truncates) with cel-go\'s overflow and type errors."""
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -143,6 +147,7 @@ def op_div(a: Any, b: Any) -> Any:
 
 
 def op_mod(a: Any, b: Any) -> Any:
+    """`_%_` with cel-go\'s overflow and type errors."""
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -159,6 +164,7 @@ def op_mod(a: Any, b: Any) -> Any:
 
 
 def op_neg(a: Any) -> Any:
+    """`-_` with cel-go\'s overflow and type errors."""
     if type(a) is int:
         return _check_int(-a)
     if type(a) is float:
@@ -167,6 +173,7 @@ def op_neg(a: Any) -> Any:
 
 
 def op_not(a: Any) -> Any:
+    """`!_` with cel-go\'s overflow and type errors."""
     if type(a) is bool:
         return not a
     raise CelError("no such overload: !_")
@@ -205,6 +212,7 @@ def index(container: Any, key: Any) -> Any:
 
 
 def has_field(container: Any, key: str) -> bool:
+    """`has(container.key)`: true on the outer device maps for any domain (a missing domain is `{}`)."""
     if isinstance(container, DefaultMap):
         return True
     if isinstance(container, dict):
@@ -242,6 +250,7 @@ class Compiler:
         self.spec = spec
 
     def compile(self, node: Node) -> Fn:
+        """The closure evaluating `node` and its subtree."""
         method = getattr(self, "_" + node.kind)
         return method(node)
 
@@ -435,6 +444,7 @@ def conditional(cond: Any, then: Any, other: Any) -> Any:
 
 
 def not_strictly_false(value: Any) -> bool:
+    """`@not_strictly_false`: the loop condition of `all`/`exists` (errors count as true)."""
     return value is not False
 
 

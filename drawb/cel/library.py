@@ -39,6 +39,7 @@ _FUNCS: dict[str, Impl] = {}
 
 
 def fn(*names: str) -> Callable[[Impl], Impl]:
+    """Register the decorated function as the implementation of the CEL functions `names`."""
     def register(impl: Impl) -> Impl:
         for name in names:
             _FUNCS[name] = impl
@@ -104,6 +105,7 @@ def _go_regexp_error(err: Exception) -> str:
 
 
 def compile_re(pattern: str) -> Any:
+    """An RE2 pattern, compiled once; CelError with Go's regexp wording if it does not parse."""
     compiled = _RE_CACHE.get(pattern)
     if compiled is None:
         try:
@@ -120,7 +122,7 @@ def compile_re(pattern: str) -> Any:
 
 
 @fn("size")
-def size(v: Any) -> int:
+def _size(v: Any) -> int:
     if isinstance(v, str):
         return len(v)
     if isinstance(v, (bytes, list, tuple, dict)):
@@ -129,21 +131,21 @@ def size(v: Any) -> int:
 
 
 @fn("contains")
-def str_contains(s: Any, sub: Any) -> bool:
+def _str_contains(s: Any, sub: Any) -> bool:
     if _str(s) and _str(sub):
         return sub in s
     raise dispatch_error("contains", s, sub)
 
 
 @fn("startsWith")
-def starts_with(s: Any, prefix: Any) -> bool:
+def _starts_with(s: Any, prefix: Any) -> bool:
     if _str(s) and _str(prefix):
         return s.startswith(prefix)
     raise dispatch_error("startsWith", s, prefix)
 
 
 @fn("endsWith")
-def ends_with(s: Any, suffix: Any) -> bool:
+def _ends_with(s: Any, suffix: Any) -> bool:
     if _str(s) and _str(suffix):
         return s.endswith(suffix)
     raise dispatch_error("endsWith", s, suffix)
@@ -166,24 +168,24 @@ def _search(pattern: str, text: str) -> str | None:
 
 
 @fn("matches")
-def matches(s: Any, pattern: Any) -> bool:
+def _matches(s: Any, pattern: Any) -> bool:
     if _str(s) and _str(pattern):
         return _search(pattern, s) is not None
     raise dispatch_error("matches", s, pattern)
 
 
 @fn("dyn")
-def dyn(v: Any) -> Any:
+def _dyn(v: Any) -> Any:
     return v
 
 
 @fn("type")
-def type_of(v: Any) -> CelType:
+def _type_of(v: Any) -> CelType:
     return type_value(v)
 
 
 @fn("bool")
-def to_bool(v: Any) -> bool:
+def _to_bool(v: Any) -> bool:
     if type(v) is bool:
         return v
     if _str(v):
@@ -199,7 +201,7 @@ _GO_INT = re.compile(r"[+-]?[0-9]+\Z")
 
 
 @fn("int")
-def to_int(v: Any) -> int:
+def _to_int(v: Any) -> int:
     if type(v) is int:
         return v
     if type(v) is UInt:
@@ -221,7 +223,7 @@ def to_int(v: Any) -> int:
 
 
 @fn("uint")
-def to_uint(v: Any) -> UInt:
+def _to_uint(v: Any) -> UInt:
     if type(v) is UInt:
         return v
     if type(v) is int:
@@ -243,7 +245,7 @@ def to_uint(v: Any) -> UInt:
 
 
 @fn("double")
-def to_double(v: Any) -> float:
+def _to_double(v: Any) -> float:
     if type(v) is float:
         return v
     if type(v) in (int, UInt):
@@ -257,7 +259,7 @@ def to_double(v: Any) -> float:
 
 
 @fn("string")
-def to_string(v: Any) -> str:
+def _to_string(v: Any) -> str:
     if _str(v):
         return v
     if type(v) is bool:
@@ -279,7 +281,7 @@ def to_string(v: Any) -> str:
 
 
 @fn("bytes")
-def to_bytes(v: Any) -> bytes:
+def _to_bytes(v: Any) -> bytes:
     if isinstance(v, bytes):
         return v
     if _str(v):
@@ -291,7 +293,7 @@ def to_bytes(v: Any) -> bytes:
 
 
 @fn("charAt")
-def char_at(s: Any, i: Any) -> str:
+def _char_at(s: Any, i: Any) -> str:
     if not (_str(s) and _int(i)):
         raise dispatch_error("charAt", s, i)
     if i < 0 or i > len(s):
@@ -300,7 +302,7 @@ def char_at(s: Any, i: Any) -> str:
 
 
 @fn("indexOf")
-def index_of(s: Any, sub: Any, offset: Any = 0) -> int:
+def _index_of(s: Any, sub: Any, offset: Any = 0) -> int:
     if isinstance(s, (list, tuple)):
         for i, item in enumerate(s):
             if equals(item, sub):
@@ -314,7 +316,7 @@ def index_of(s: Any, sub: Any, offset: Any = 0) -> int:
 
 
 @fn("lastIndexOf")
-def last_index_of(s: Any, sub: Any, offset: Any = None) -> int:
+def _last_index_of(s: Any, sub: Any, offset: Any = None) -> int:
     if isinstance(s, (list, tuple)):
         for i in range(len(s) - 1, -1, -1):
             if equals(s[i], sub):
@@ -330,28 +332,28 @@ def last_index_of(s: Any, sub: Any, offset: Any = None) -> int:
 
 
 @fn("lowerAscii")
-def lower_ascii(s: Any) -> str:
+def _lower_ascii(s: Any) -> str:
     if not _str(s):
         raise dispatch_error("lowerAscii", s)
     return "".join(c.lower() if "A" <= c <= "Z" else c for c in s)
 
 
 @fn("upperAscii")
-def upper_ascii(s: Any) -> str:
+def _upper_ascii(s: Any) -> str:
     if not _str(s):
         raise dispatch_error("upperAscii", s)
     return "".join(c.upper() if "a" <= c <= "z" else c for c in s)
 
 
 @fn("replace")
-def replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
+def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
     if not (_str(s) and _str(old) and _str(new) and _int(n)):
         raise dispatch_error("replace", s, old, new)
     return s.replace(old, new, n if n >= 0 else -1)
 
 
 @fn("split")
-def split(s: Any, sep: Any, n: Any = -1) -> list:
+def _split(s: Any, sep: Any, n: Any = -1) -> list:
     if not (_str(s) and _str(sep) and _int(n)):
         raise dispatch_error("split", s, sep)
     if n == 0:
@@ -365,7 +367,7 @@ def split(s: Any, sep: Any, n: Any = -1) -> list:
 
 
 @fn("substring")
-def substring(s: Any, start: Any, end: Any = None) -> str:
+def _substring(s: Any, start: Any, end: Any = None) -> str:
     if not (_str(s) and _int(start)):
         raise dispatch_error("substring", s, start)
     if end is None:
@@ -383,14 +385,14 @@ _UNICODE_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\
 
 
 @fn("trim")
-def trim(s: Any) -> str:
+def _trim(s: Any) -> str:
     if not _str(s):
         raise dispatch_error("trim", s)
     return s.strip(_UNICODE_SPACE)
 
 
 @fn("join")
-def join(items: Any, sep: Any = "") -> str:
+def _join(items: Any, sep: Any = "") -> str:
     if not isinstance(items, (list, tuple)) or not _str(sep):
         raise dispatch_error("join", items, sep)
     for item in items:
@@ -400,7 +402,7 @@ def join(items: Any, sep: Any = "") -> str:
 
 
 @fn("strings.quote")
-def quote(s: Any) -> str:
+def _quote(s: Any) -> str:
     if not _str(s):
         raise dispatch_error("strings.quote", s)
     out = ['"']
@@ -413,7 +415,7 @@ def quote(s: Any) -> str:
 
 
 @fn("format")
-def string_format(s: Any, args: Any) -> str:
+def _string_format(s: Any, args: Any) -> str:
     if not (_str(s) and isinstance(args, (list, tuple))):
         raise dispatch_error("format", s, args)
     out, i, argi = [], 0, 0
@@ -489,7 +491,7 @@ def _format_s(arg: Any) -> str:
         return "null"
     if isinstance(arg, CelType):
         return arg.name
-    return to_string(arg)
+    return _to_string(arg)
 
 
 # --- sets, lists ----------------------------------------------------------------------------
@@ -500,27 +502,27 @@ def _in_list(item: Any, items: Any) -> bool:
 
 
 @fn("sets.contains")
-def sets_contains(a: Any, b: Any) -> bool:
+def _sets_contains(a: Any, b: Any) -> bool:
     return all(_in_list(x, a) for x in b)
 
 
 @fn("sets.equivalent")
-def sets_equivalent(a: Any, b: Any) -> bool:
-    return sets_contains(a, b) and sets_contains(b, a)
+def _sets_equivalent(a: Any, b: Any) -> bool:
+    return _sets_contains(a, b) and _sets_contains(b, a)
 
 
 @fn("sets.intersects")
-def sets_intersects(a: Any, b: Any) -> bool:
+def _sets_intersects(a: Any, b: Any) -> bool:
     return any(_in_list(x, b) for x in a)
 
 
 @fn("lists.range")
-def lists_range(n: Any) -> list:
+def _lists_range(n: Any) -> list:
     return list(range(n))
 
 
 @fn("slice")
-def list_slice(items: Any, start: Any, end: Any) -> list:
+def _list_slice(items: Any, start: Any, end: Any) -> list:
     if start < 0 or end < 0:
         raise CelError(f"cannot slice({start}, {end}), negative indexes not supported")
     if start > end:
@@ -531,27 +533,27 @@ def list_slice(items: Any, start: Any, end: Any) -> list:
 
 
 @fn("flatten")
-def flatten(items: Any, depth: Any = 1) -> list:
+def _flatten(items: Any, depth: Any = 1) -> list:
     if depth < 0:
         raise CelError("level must be non-negative")
     out: list = []
     for item in items:
         if isinstance(item, (list, tuple)) and depth > 0:
-            out.extend(flatten(item, depth - 1))
+            out.extend(_flatten(item, depth - 1))
         else:
             out.append(item)
     return out
 
 
 @fn("reverse")
-def reverse(items: Any) -> Any:
+def _reverse(items: Any) -> Any:
     if isinstance(items, (list, tuple)):
         return list(reversed(items))
     raise dispatch_error("reverse", items)
 
 
 @fn("distinct")
-def distinct(items: Any) -> list:
+def _distinct(items: Any) -> list:
     out: list = []
     for item in items:
         if not _in_list(item, out):
@@ -566,12 +568,12 @@ def _sort_key(items: list) -> Callable[[Any], Any]:
 
 
 @fn("sort")
-def sort(items: Any) -> list:
+def _sort(items: Any) -> list:
     return sorted(items, key=_sort_key(items))
 
 
 @fn("@sortByAssociatedKeys", "lists.@sortByAssociatedKeys")
-def sort_by_keys(items: Any, keys: Any) -> list:
+def _sort_by_keys(items: Any, keys: Any) -> list:
     if len(items) != len(keys):
         raise CelError(f"@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got {len(items)} and {len(keys)} elements respectively.")
     order = sorted(range(len(keys)), key=lambda i: _sort_key(keys)(keys[i]))
@@ -579,7 +581,7 @@ def sort_by_keys(items: Any, keys: Any) -> list:
 
 
 @fn("cel.@mapInsert")
-def map_insert(m: Any, key: Any, value: Any = None) -> dict:
+def _map_insert(m: Any, key: Any, value: Any = None) -> dict:
     out = dict(m)
     if isinstance(key, dict) and value is None:
         for k, v in key.items():
@@ -602,7 +604,7 @@ def _check_list(items: Any, name: str) -> None:
 
 
 @fn("isSorted")
-def is_sorted(items: Any) -> bool:
+def _is_sorted(items: Any) -> bool:
     _check_list(items, "isSorted")
     for a, b in zip(items, items[1:]):
         if compare(a, b, "isSorted") > 0:
@@ -611,7 +613,7 @@ def is_sorted(items: Any) -> bool:
 
 
 @fn("sum")
-def list_sum(items: Any) -> Any:
+def _list_sum(items: Any) -> Any:
     from drawb.cel.interp import op_add
 
     _check_list(items, "sum")
@@ -624,7 +626,7 @@ def list_sum(items: Any) -> Any:
 
 
 @fn("min")
-def list_min(items: Any) -> Any:
+def _list_min(items: Any) -> Any:
     _check_list(items, "min")
     if not items:
         raise CelError("min called on empty list")
@@ -636,7 +638,7 @@ def list_min(items: Any) -> Any:
 
 
 @fn("max")
-def list_max(items: Any) -> Any:
+def _list_max(items: Any) -> Any:
     _check_list(items, "max")
     if not items:
         raise CelError("max called on empty list")
@@ -653,7 +655,7 @@ MAX_INCLUDES = 48
 
 
 @fn("includes")
-def includes(receiver: Any, item: Any) -> bool:
+def _includes(receiver: Any, item: Any) -> bool:
     if isinstance(receiver, (list, tuple)):
         for i, elem in enumerate(receiver):
             if i >= MAX_INCLUDES:
@@ -675,12 +677,12 @@ def _equal_or_false(a: Any, b: Any) -> bool:
 
 
 @fn("optional.of")
-def optional_of(v: Any) -> Optional:
+def _optional_of(v: Any) -> Optional:
     return Optional(v)
 
 
 @fn("optional.ofNonZeroValue")
-def optional_of_non_zero(v: Any) -> Optional:
+def _optional_of_non_zero(v: Any) -> Optional:
     zero = v is None or v is False or (type(v) in (int, UInt, float) and v == 0) or (
         isinstance(v, (str, bytes, list, tuple, dict)) and len(v) == 0
     )
@@ -688,7 +690,7 @@ def optional_of_non_zero(v: Any) -> Optional:
 
 
 @fn("optional.none")
-def optional_none() -> Optional:
+def _optional_none() -> Optional:
     return OPTIONAL_NONE
 
 
@@ -699,12 +701,12 @@ def _opt(v: Any, name: str) -> Optional:
 
 
 @fn("hasValue")
-def has_value(v: Any) -> bool:
+def _has_value(v: Any) -> bool:
     return _opt(v, "hasValue").has_value
 
 
 @fn("value")
-def opt_value(v: Any) -> Any:
+def _opt_value(v: Any) -> Any:
     o = _opt(v, "value")
     if not o.has_value:
         raise CelError("optional.none() dereference")
@@ -712,29 +714,29 @@ def opt_value(v: Any) -> Any:
 
 
 @fn("or")
-def opt_or(v: Any, other: Any) -> Any:
+def _opt_or(v: Any, other: Any) -> Any:
     o = _opt(v, "or")
     return o if o.has_value else other
 
 
 @fn("orValue")
-def opt_or_value(v: Any, other: Any) -> Any:
+def _opt_or_value(v: Any, other: Any) -> Any:
     o = _opt(v, "orValue")
     return o.value if o.has_value else other
 
 
 @fn("first")
-def list_first(items: Any) -> Optional:
+def _list_first(items: Any) -> Optional:
     return Optional(items[0]) if items else OPTIONAL_NONE
 
 
 @fn("last")
-def list_last(items: Any) -> Optional:
+def _list_last(items: Any) -> Optional:
     return Optional(items[-1]) if items else OPTIONAL_NONE
 
 
 @fn("optional.unwrap", "unwrapOpt")
-def unwrap(items: Any) -> list:
+def _unwrap(items: Any) -> list:
     return [o.value for o in items if isinstance(o, Optional) and o.has_value]
 
 
@@ -742,14 +744,14 @@ def unwrap(items: Any) -> list:
 
 
 @fn("quantity")
-def quantity(s: Any) -> QuantityValue:
+def _quantity(s: Any) -> QuantityValue:
     if not _str(s):
         raise no_such_overload(s)
     return quantity_of(s)
 
 
 @fn("isQuantity")
-def is_quantity(s: Any) -> bool:
+def _is_quantity(s: Any) -> bool:
     if not _str(s):
         raise no_such_overload(s)
     try:
@@ -760,21 +762,21 @@ def is_quantity(s: Any) -> bool:
 
 
 @fn("sign")
-def sign(q: Any) -> int:
+def _sign(q: Any) -> int:
     if not isinstance(q, QuantityValue):
         raise no_such_overload(q)
     return q.q.sign
 
 
 @fn("asApproximateFloat")
-def as_approximate_float(q: Any) -> float:
+def _as_approximate_float(q: Any) -> float:
     if not isinstance(q, QuantityValue):
         raise dispatch_error("asApproximateFloat", q)
     return q.q.as_approximate_float()
 
 
 @fn("asInteger")
-def as_integer(q: Any) -> int:
+def _as_integer(q: Any) -> int:
     if not isinstance(q, QuantityValue):
         raise dispatch_error("asInteger", q)
     if not q.q.is_integer():
@@ -783,7 +785,7 @@ def as_integer(q: Any) -> int:
 
 
 @fn("isInteger")
-def is_integer(q: Any) -> bool:
+def _is_integer(q: Any) -> bool:
     if not isinstance(q, QuantityValue):
         raise dispatch_error("isInteger", q)
     return q.q.is_integer()
@@ -797,12 +799,12 @@ def _arith(name: str, q: Any, other: Any) -> QuantityValue:
 
 
 @fn("add")
-def q_add(q: Any, other: Any) -> QuantityValue:
+def _q_add(q: Any, other: Any) -> QuantityValue:
     return _arith("add", q, other)
 
 
 @fn("sub")
-def q_sub(q: Any, other: Any) -> QuantityValue:
+def _q_sub(q: Any, other: Any) -> QuantityValue:
     return _arith("sub", q, other)
 
 
@@ -815,17 +817,17 @@ def _cmp_pair(name: str, a: Any, b: Any) -> int:
 
 
 @fn("isGreaterThan")
-def is_greater_than(a: Any, b: Any) -> bool:
+def _is_greater_than(a: Any, b: Any) -> bool:
     return _cmp_pair("isGreaterThan", a, b) == 1
 
 
 @fn("isLessThan")
-def is_less_than(a: Any, b: Any) -> bool:
+def _is_less_than(a: Any, b: Any) -> bool:
     return _cmp_pair("isLessThan", a, b) == -1
 
 
 @fn("compareTo")
-def compare_to(a: Any, b: Any) -> int:
+def _compare_to(a: Any, b: Any) -> int:
     return _cmp_pair("compareTo", a, b)
 
 
@@ -839,12 +841,12 @@ def _parse_semver(s: Any, normalize: Any) -> SemverValue:
 
 
 @fn("semver")
-def semver(s: Any, normalize: Any = False) -> SemverValue:
+def _semver(s: Any, normalize: Any = False) -> SemverValue:
     return _parse_semver(s, normalize)
 
 
 @fn("isSemver")
-def is_semver(s: Any, normalize: Any = False) -> bool:
+def _is_semver(s: Any, normalize: Any = False) -> bool:
     try:
         _parse_semver(s, normalize)
     except CelError as err:
@@ -871,7 +873,7 @@ for _name in ("major", "minor", "patch"):
 
 
 @fn("find")
-def find(s: Any, pattern: Any) -> str:
+def _find(s: Any, pattern: Any) -> str:
     if not (_str(s) and _str(pattern)):
         raise dispatch_error("find", s, pattern)
     found = _search(pattern, s)
@@ -879,7 +881,7 @@ def find(s: Any, pattern: Any) -> str:
 
 
 @fn("findAll")
-def find_all(s: Any, pattern: Any, limit: Any = -1) -> list:
+def _find_all(s: Any, pattern: Any, limit: Any = -1) -> list:
     if not (_str(s) and _str(pattern) and _int(limit)):
         raise dispatch_error("findAll", s, pattern)
     if limit == 0:
@@ -906,12 +908,12 @@ def _parse_url(s: str) -> _URL:
 
 
 @fn("url")
-def url(s: Any) -> _URL:
+def _url(s: Any) -> _URL:
     return _parse_url(s)
 
 
 @fn("isURL")
-def is_url(s: Any) -> bool:
+def _is_url(s: Any) -> bool:
     try:
         _parse_url(s)
     except (CelError, ValueError):
@@ -920,26 +922,26 @@ def is_url(s: Any) -> bool:
 
 
 @fn("getScheme")
-def get_scheme(u: Any) -> str:
+def _get_scheme(u: Any) -> str:
     return u.parsed.scheme
 
 
 @fn("getHost")
-def get_host(u: Any) -> str:
+def _get_host(u: Any) -> str:
     return u.parsed.netloc.rpartition("@")[2]
 
 
 @fn("getHostname")
-def get_hostname(u: Any) -> str:
-    host = get_host(u)
+def _get_hostname(u: Any) -> str:
+    host = _get_host(u)
     if host.startswith("["):
         return host[1 : host.index("]")]
     return host.rsplit(":", 1)[0] if ":" in host else host
 
 
 @fn("getPort")
-def get_port(u: Any) -> str:
-    host = get_host(u)
+def _get_port(u: Any) -> str:
+    host = _get_host(u)
     if host.startswith("["):
         rest = host[host.index("]") + 1 :]
         return rest[1:] if rest.startswith(":") else ""
@@ -947,12 +949,12 @@ def get_port(u: Any) -> str:
 
 
 @fn("getEscapedPath")
-def get_escaped_path(u: Any) -> str:
+def _get_escaped_path(u: Any) -> str:
     return u.parsed.path
 
 
 @fn("getQuery")
-def get_query(u: Any) -> dict:
+def _get_query(u: Any) -> dict:
     return {k: v for k, v in urllib.parse.parse_qs(u.parsed.query, keep_blank_values=True).items()}
 
 
@@ -983,14 +985,14 @@ def _parse_ip(s: str) -> _IP:
 
 
 @fn("ip")
-def ip(v: Any) -> _IP:
+def _ip(v: Any) -> _IP:
     if isinstance(v, _CIDR):
         return _IP(v.ip)
     return _parse_ip(v)
 
 
 @fn("isIP")
-def is_ip(s: Any) -> bool:
+def _is_ip(s: Any) -> bool:
     try:
         _parse_ip(s)
     except CelError:
@@ -999,27 +1001,27 @@ def is_ip(s: Any) -> bool:
 
 
 @fn("ip.isCanonical")
-def ip_is_canonical(s: Any) -> bool:
+def _ip_is_canonical(s: Any) -> bool:
     return str(_parse_ip(s).addr) == s
 
 
 @fn("family")
-def family(v: Any) -> int:
+def _family(v: Any) -> int:
     return v.addr.version
 
 
 @fn("isUnspecified")
-def is_unspecified(v: Any) -> bool:
+def _is_unspecified(v: Any) -> bool:
     return v.addr.is_unspecified
 
 
 @fn("isLoopback")
-def is_loopback(v: Any) -> bool:
+def _is_loopback(v: Any) -> bool:
     return v.addr.is_loopback
 
 
 @fn("isLinkLocalMulticast")
-def is_link_local_multicast(v: Any) -> bool:
+def _is_link_local_multicast(v: Any) -> bool:
     a = v.addr
     if a.version == 4:
         return a in ipaddress.ip_network("224.0.0.0/24")
@@ -1027,7 +1029,7 @@ def is_link_local_multicast(v: Any) -> bool:
 
 
 @fn("isLinkLocalUnicast")
-def is_link_local_unicast(v: Any) -> bool:
+def _is_link_local_unicast(v: Any) -> bool:
     a = v.addr
     if a.version == 4:
         return a in ipaddress.ip_network("169.254.0.0/16")
@@ -1035,11 +1037,11 @@ def is_link_local_unicast(v: Any) -> bool:
 
 
 @fn("isGlobalUnicast")
-def is_global_unicast(v: Any) -> bool:
+def _is_global_unicast(v: Any) -> bool:
     a = v.addr
     if a.version == 4 and a == ipaddress.ip_address("255.255.255.255"):
         return False
-    return not (a.is_unspecified or a.is_loopback or a.is_multicast or is_link_local_unicast(v))
+    return not (a.is_unspecified or a.is_loopback or a.is_multicast or _is_link_local_unicast(v))
 
 
 def _parse_cidr(s: str) -> _CIDR:
@@ -1053,12 +1055,12 @@ def _parse_cidr(s: str) -> _CIDR:
 
 
 @fn("cidr")
-def cidr(s: Any) -> _CIDR:
+def _cidr(s: Any) -> _CIDR:
     return _parse_cidr(s)
 
 
 @fn("isCIDR")
-def is_cidr(s: Any) -> bool:
+def _is_cidr(s: Any) -> bool:
     try:
         _parse_cidr(s)
     except CelError:
@@ -1067,24 +1069,24 @@ def is_cidr(s: Any) -> bool:
 
 
 @fn("containsIP")
-def contains_ip(c: Any, other: Any) -> bool:
+def _contains_ip(c: Any, other: Any) -> bool:
     addr = _parse_ip(other).addr if _str(other) else other.addr
     return addr.version == c.net.version and addr in c.net
 
 
 @fn("containsCIDR")
-def contains_cidr(c: Any, other: Any) -> bool:
+def _contains_cidr(c: Any, other: Any) -> bool:
     net = _parse_cidr(other).net if _str(other) else other.net
     return net.version == c.net.version and net.subnet_of(c.net)
 
 
 @fn("prefixLength")
-def prefix_length(c: Any) -> int:
+def _prefix_length(c: Any) -> int:
     return c.net.prefixlen
 
 
 @fn("masked")
-def masked(c: Any) -> _CIDR:
+def _masked(c: Any) -> _CIDR:
     return _CIDR(c.net.network_address, c.net, str(c.net))
 
 
@@ -1142,7 +1144,7 @@ _FORMATS = {
 _FORMATS["dns1123LabelPrefix"] = _prefix(_FORMATS["dns1123Label"])
 _FORMATS["dns1123SubdomainPrefix"] = _prefix(_FORMATS["dns1123Subdomain"])
 _FORMATS["dns1035LabelPrefix"] = _prefix(_FORMATS["dns1035Label"])
-_FORMATS["uri"] = lambda s: [] if is_url(s) else ["invalid URI"]
+_FORMATS["uri"] = lambda s: [] if _is_url(s) else ["invalid URI"]
 _FORMATS["date"] = _regex_check(re.compile(r"\d{4}-\d{2}-\d{2}\Z"), None, "invalid date")
 _FORMATS["datetime"] = _regex_check(
     re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z"), None, "invalid datetime"
@@ -1153,12 +1155,12 @@ for _fname, _check in _FORMATS.items():
 
 
 @fn("format.named")
-def format_named(name: Any) -> Optional:
+def _format_named(name: Any) -> Optional:
     check = _FORMATS.get(name)
     return Optional(_Format(name, check)) if check else OPTIONAL_NONE
 
 
 @fn("validate")
-def validate(f: Any, s: Any) -> Optional:
+def _validate(f: Any, s: Any) -> Optional:
     errs = f.check(s)
     return Optional(errs) if errs else OPTIONAL_NONE

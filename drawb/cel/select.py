@@ -35,6 +35,7 @@ class SelectResult:
 
     @property
     def total(self) -> int:
+        """Devices in the frame."""
         return len(self.frame)
 
     @property
@@ -55,10 +56,12 @@ class SelectResult:
 
     @property
     def match_count(self) -> int:
+        """Devices selected."""
         return int(self.matched.sum())
 
     @property
     def error_count(self) -> int:
+        """Devices whose evaluation errors."""
         return int(self.failed.sum())
 
     @property

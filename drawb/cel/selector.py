@@ -406,6 +406,7 @@ class Selector:
 
     @property
     def kubernetes_version(self) -> str:
+        """The Kubernetes version whose environment compiled the selector."""
         return f"1.{self.spec.minor}"
 
     @property
@@ -418,6 +419,7 @@ class Selector:
         return self.cost
 
     def program(self) -> Any:
+        """The interpreter closure of the selector (built on first use)."""
         if self._program is None:
             self._program = Compiler(self.spec).compile(self.ast.root)
         return self._program

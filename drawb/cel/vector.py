@@ -151,6 +151,7 @@ class FrameColumns:
 
     @classmethod
     def of(cls, frame: pd.DataFrame) -> FrameColumns:
+        """The (cached) columns of `frame`."""
         key = id(frame)
         cached = cls._cache.pop(key, None)
         if cached is None or cached.frame is not frame or cached.n != len(frame):
@@ -161,6 +162,7 @@ class FrameColumns:
         return cached
 
     def coded(self, column: str) -> tuple[np.ndarray, list]:
+        """A column factorized: codes per row and the distinct values (None = missing)."""
         if column not in self._codes:
             series = self.frame[column]
             if series.dtype == object and len(series) and any(isinstance(v, list) for v in series[:50]):
@@ -352,6 +354,7 @@ class FrameColumns:
         return kind
 
     def driver(self) -> Coded:
+        """`device.driver` of every row."""
         codes, table = self.coded("driver")
         return Coded(codes, [v if v is not None else "" for v in table])
 
@@ -585,6 +588,7 @@ class Vectorizer:
         self.fallback_nodes = 0
 
     def run(self) -> Coded:
+        """The selector's value (or error) on every row."""
         root = self.selector.ast.root
         if _count_comprehensions(root) > 1:
             # Runtime cost accumulates across comprehensions; evaluate them together, per device.
@@ -592,6 +596,7 @@ class Vectorizer:
         return self.eval(root)
 
     def eval(self, node: Node) -> Coded:
+        """One node over every row, vectorized where possible, else per distinct device."""
         try:
             return self._eval(node)
         except _Opaque:

@@ -35,6 +35,7 @@ def _gates(values: list[str] | None) -> dict[str, bool] | None:
     cell="the CEL expression",
 )
 def select_command(session: Session, args, cell: str | None) -> SelectResult:
+    """Preview the expression on the connected cluster's devices."""
     from drawb.inventory import device_frame
 
     expression = cell if cell is not None and cell.strip() else " ".join(args.expression)
