@@ -1,4 +1,4 @@
-"""Shared test helpers: the fixtures and captures in tests/data."""
+"""Shared test helpers: the fixtures and captures in tests/data, and a real IPython shell."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from IPython.core.interactiveshell import InteractiveShell
 
 DATA = Path(__file__).resolve().parent / "data"
 FIXTURES = DATA / "fixtures"
@@ -21,3 +22,33 @@ def load_fixture(name: str) -> list[dict]:
 def fixture_slices() -> list[dict]:
     """The main ResourceSlice fixture (4 GPU nodes, 38 GPU/MIG devices)."""
     return load_fixture("resourceslices.yaml")
+
+
+class Shell:
+    """Runs cells in a real InteractiveShell and returns their value or raises their error."""
+
+    def __init__(self, ipython: InteractiveShell):
+        self.ipython = ipython
+
+    def run(self, code: str):
+        result = self.ipython.run_cell(code, store_history=False)
+        if result.error_before_exec:
+            raise result.error_before_exec
+        if result.error_in_exec:
+            raise result.error_in_exec
+        return result.result
+
+    def get(self, name: str):
+        return self.ipython.user_ns[name]
+
+
+@pytest.fixture
+def shell() -> Shell:
+    """The one IPython shell, with drawb (re)loaded and no DRAMagics config left from other tests."""
+    ipython = InteractiveShell.instance()
+    ipython.config.pop("DRAMagics", None)
+    if "drawb" in ipython.extension_manager.loaded:
+        ipython.extension_manager.reload_extension("drawb")
+    else:
+        ipython.extension_manager.load_extension("drawb")
+    return Shell(ipython)

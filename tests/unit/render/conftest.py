@@ -49,32 +49,3 @@ def user_dir(tmp_path: Path) -> Path:
         )
     )
     return tmp_path
-
-
-class Shell:
-    """A real IPython shell with drawb loaded; cells re-raise their errors."""
-
-    def __init__(self, ipython):
-        self.ipython = ipython
-
-    def run(self, code: str):
-        result = self.ipython.run_cell(code, store_history=False)
-        if result.error_before_exec:
-            raise result.error_before_exec
-        if result.error_in_exec:
-            raise result.error_in_exec
-        return result.result
-
-
-@pytest.fixture
-def shell() -> Shell:
-    """A fresh-configured IPython shell with ``%load_ext drawb`` done."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    ipython = InteractiveShell.instance()
-    ipython.config.pop("DRAMagics", None)
-    if "drawb" in ipython.extension_manager.loaded:
-        ipython.extension_manager.reload_extension("drawb")
-    else:
-        ipython.extension_manager.load_extension("drawb")
-    return Shell(ipython)
