@@ -52,7 +52,7 @@ Without --kubeconfig or --context, drawb uses its embedded simulated cluster.
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand and print its result; exit 2 on a drawb error."""
-    from drawb.commands.registry import reference, run_line
+    from drawb.commands.registry import problems_of, problems_text, reference, run_line
     from drawb.session import Session
 
     options, rest = _global_options(sys.argv[1:] if argv is None else argv)
@@ -68,12 +68,16 @@ def main(argv: list[str] | None = None) -> int:
         prog="drawb",
     )
     try:
-        text = render(run_line(session, shlex.join(rest), prog="drawb"))
+        result = run_line(session, shlex.join(rest), prog="drawb")
+        text = render(result)
     except DrawbError as exc:
         if options.traceback:
             raise
         print(exc.render(), file=sys.stderr)
         return 2
+    problems = problems_of(result)
+    if problems:
+        print(problems_text(problems), file=sys.stderr)
     if text:
         try:
             print(text)

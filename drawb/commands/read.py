@@ -86,7 +86,9 @@ def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
     if "reserved_for" in frame:
         view["reserved_for"] = frame["reserved_for"].map(lambda pods: ", ".join(pods) if pods else None).astype("string")
     order = sorted(range(len(view)), key=lambda i: (view["node"].iat[i], _natural(view["device"].iat[i])))
-    return view.iloc[order].dropna(axis="columns", how="all").reset_index(drop=True)
+    view = view.iloc[order].dropna(axis="columns", how="all").reset_index(drop=True)
+    view.attrs = frame.attrs
+    return view
 
 
 def _natural(name: str) -> list:

@@ -107,6 +107,23 @@ def run_line(session: Session, line: str, cell: str | None = None, prog: str = "
     return cmd.run(session, cmd.parser(prog).parse_args(words[1:]), cell)
 
 
+def problems_of(result: object) -> list[str]:
+    """Problems found while reading objects into ``result`` (a frame's ``attrs``), for a warning."""
+    attrs = getattr(result, "attrs", None)
+    if not isinstance(attrs, dict):
+        return []
+    return list((attrs.get("drawb") or {}).get("problems") or [])
+
+
+def problems_text(problems: list[str], limit: int = 10) -> str:
+    """A short warning listing what could not be read; the rest of the result is intact."""
+    lines = [f"MalformedObjects: {len(problems)} problem(s) while reading objects; everything else is shown:"]
+    lines += [f"  - {p}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"  ... and {len(problems) - limit} more (see result.attrs['drawb']['problems'])")
+    return "\n".join(lines)
+
+
 def reference(prog: str = "%dra") -> str:
     """The reference of every subcommand, for ``%dra?`` and ``drawb --help``."""
     parts = []

@@ -72,3 +72,25 @@ def test_attrs_lists_types_per_attribute(shell):
 def test_synthetic_scenario_by_config(shell):
     shell.run("%config DRAMagics.scenario = 'synthetic:6x10'")
     assert len(shell.run("%dra devices --driver gpu.nvidia.com")) == 60
+
+
+def _malformed_slice(shell) -> None:
+    cluster = shell.ipython.magics_manager.registry["DRAMagics"].session.cluster
+    good = next(s for s in cluster.list("ResourceSlice") if s["spec"]["driver"] == "gpu.nvidia.com")
+    bad = {**good, "metadata": {"name": "bad-slice"}, "spec": {**good["spec"], "pool": {**good["spec"]["pool"], "name": "bad"}}}
+    bad["spec"]["devices"] = [dict(d) for d in good["spec"]["devices"][:2]]
+    bad["spec"]["devices"][0]["capacity"] = {"memory": {"value": "40GB"}}
+    bad["spec"]["devices"][1]["attributes"] = "oops"
+    cluster.apply([bad])
+
+
+def test_a_malformed_slice_is_named_and_loses_nothing_else(shell, capsys):
+    shell.run("%dra connect")
+    _malformed_slice(shell)
+    frame = shell.run("%dra devices --driver gpu.nvidia.com")
+    err = capsys.readouterr().err
+    assert err.startswith("MalformedObjects: 2 problem(s) while reading objects; everything else is shown:")
+    assert "ResourceSlice 'bad-slice' spec.devices[0].capacity.memory.value: '40GB' is not a quantity" in err
+    assert "ResourceSlice 'bad-slice' spec.devices[1].attributes" in err
+    assert len(frame) == 38 + 2  # both devices of the bad slice are still rows
+    assert "Traceback" not in err
