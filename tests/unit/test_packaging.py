@@ -1,0 +1,23 @@
+"""The wheel carries the data drawb needs at run time: templates and simulated scenarios."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_wheel_ships_templates_and_scenarios(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True, timeout=600,
+    )
+    [wheel] = tmp_path.glob("drawb-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    templates = {p.name for p in (ROOT / "templates").glob("*.yaml.j2")}
+    assert templates and {f"drawb/render/templates/{t}" for t in templates} <= names
+    assert "drawb/cluster/sim/scenarios/default.yaml" in names
+    assert any(n.endswith("entry_points.txt") for n in names)
