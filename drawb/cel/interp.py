@@ -21,6 +21,7 @@ from drawb.cel.values import (
     key_text,
     map_find,
     no_such_overload,
+    type_name,
 )
 
 COST_LIMIT = 1_000_000
@@ -237,7 +238,7 @@ def contains(container: Any, item: Any) -> bool:
         if isinstance(container, DefaultMap):
             return isinstance(item, str) and item in container
         return map_find(container, item)[0]
-    raise CelError("no such overload: @in")
+    raise CelError(f"no such overload: @in({type_name(item)}, {type_name(container)})")
 
 
 # --- compilation to closures ----------------------------------------------------------------

@@ -746,14 +746,14 @@ def _unwrap(items: Any) -> list:
 @fn("quantity")
 def _quantity(s: Any) -> QuantityValue:
     if not _str(s):
-        raise no_such_overload(s)
+        raise dispatch_error("quantity", s)
     return quantity_of(s)
 
 
 @fn("isQuantity")
 def _is_quantity(s: Any) -> bool:
     if not _str(s):
-        raise no_such_overload(s)
+        raise dispatch_error("isQuantity", s)
     try:
         quantity_of(s)
     except CelError:
@@ -764,7 +764,7 @@ def _is_quantity(s: Any) -> bool:
 @fn("sign")
 def _sign(q: Any) -> int:
     if not isinstance(q, QuantityValue):
-        raise no_such_overload(q)
+        raise dispatch_error("sign", q)
     return q.q.sign
 
 
@@ -831,9 +831,13 @@ def _compare_to(a: Any, b: Any) -> int:
     return _cmp_pair("compareTo", a, b)
 
 
-def _parse_semver(s: Any, normalize: Any) -> SemverValue:
+class _BadArguments(CelError):
+    """A runtime argument no overload accepts (cel-go's type guard)."""
+
+
+def _parse_semver(s: Any, normalize: Any, function: str, args: tuple) -> SemverValue:
     if not _str(s) or type(normalize) is not bool:
-        raise no_such_overload(s)
+        raise _BadArguments(dispatch_error(function, *args).message)
     try:
         return SemverValue(Semver.parse(s, normalize))
     except SemverError as err:
@@ -841,17 +845,17 @@ def _parse_semver(s: Any, normalize: Any) -> SemverValue:
 
 
 @fn("semver")
-def _semver(s: Any, normalize: Any = False) -> SemverValue:
-    return _parse_semver(s, normalize)
+def _semver(s: Any, *normalize: Any) -> SemverValue:
+    return _parse_semver(s, normalize[0] if normalize else False, "semver", (s, *normalize))
 
 
 @fn("isSemver")
-def _is_semver(s: Any, normalize: Any = False) -> bool:
+def _is_semver(s: Any, *normalize: Any) -> bool:
     try:
-        _parse_semver(s, normalize)
-    except CelError as err:
-        if err.message == "no such overload":
-            raise
+        _parse_semver(s, normalize[0] if normalize else False, "isSemver", (s, *normalize))
+    except _BadArguments:
+        raise
+    except CelError:
         return False
     return True
 

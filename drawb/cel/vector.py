@@ -249,14 +249,6 @@ class FrameColumns:
         """`device_variables` of one row, built from the converted columns (CelError as DeviceMatches)."""
         driver = self.values("driver")[row] or ""
         attr_cols, cap_cols, presence = self._selected(only)
-        if presence:
-            only = set(only)
-            for which in presence:
-                for columns in self._domains(which).values():
-                    first = next((c for c in columns if self.values(c)[row] is not None), None)
-                    if first is not None:
-                        only.add(first)
-            attr_cols, cap_cols, _ = self._selected(only)
         attributes: DefaultMap = DefaultMap()
         for column, domain, ident in attr_cols:
             codes, table = self._converted(column, spec)
@@ -281,6 +273,12 @@ class FrameColumns:
             if inner is None:
                 inner = capacity[domain] = {}
             inner[ident] = value
+        for which in presence:
+            # only the keys are read: a placeholder entry for each domain the row has
+            target = attributes if which == "attributes" else capacity
+            for domain, columns in self._domains(which).items():
+                if domain not in target and any(self.values(c)[row] is not None for c in columns):
+                    target[domain] = {"": True}
         allow = False
         if "allow_multiple_allocations" in self._present:
             codes, table = self._converted("allow_multiple_allocations", spec)
@@ -303,15 +301,6 @@ class FrameColumns:
     def device(self, row: int, only: set[str] | None = None) -> tuple[dict, str]:
         """The device entry (JSON form) and driver of one row; see `row_device`."""
         driver = self.values("driver")[row] or ""
-        if only is not None and any(c.startswith(PRESENCE) for c in only):
-            only = set(only)
-            for which in ("attributes", "capacity"):
-                if PRESENCE + which not in only:
-                    continue
-                for columns in self._domains(which).values():
-                    first = next((c for c in columns if self.values(c)[row] is not None), None)
-                    if first is not None:
-                        only.add(first)
         attributes: dict[str, Any] = {}
         for column in sorted(self.attribute_types):
             if only is not None and column not in only:

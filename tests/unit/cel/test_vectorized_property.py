@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -9,6 +11,8 @@ from drawb.cel import CELCompileError, CELEvalError, compile_selector, select
 
 from .helpers import frame_of, resource_slice
 
+# More examples for a deeper search: DRAWB_HYPOTHESIS_EXAMPLES=2000 pytest tests/unit/cel/test_vectorized_property.py
+EXAMPLES = int(os.environ.get("DRAWB_HYPOTHESIS_EXAMPLES", "150"))
 DRIVERS = ("gpu.example.com", "nic.example.com")
 OTHER = "other.example.org"
 # Each attribute name has one type everywhere (the inventory frame has one column per name).
@@ -104,7 +108,7 @@ def selectors():
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.data(),
     expression=selectors(),
