@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from drawb import render as rendering
 from drawb.commands.registry import arg, command
 from drawb.errors import DrawbError, UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from drawb import render as rendering
 
 # ``{{var}}``; IPython already turns ``{{var}}`` on a magic's line into ``{var}``, so that form counts too.
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}")
@@ -47,6 +48,8 @@ def _dirs(session: Session) -> list[str]:
 
 
 def _translate(exc: rendering.RenderError, name: str, prog: str) -> DrawbError:
+    from drawb import render as rendering  # imported on use: keeps %load_ext fast
+
     if isinstance(exc, rendering.TemplateNotFound):
         return TemplateNotFound(str(exc), hint=f"`{prog} templates` lists them")
     if isinstance(exc, rendering.ParameterError):
@@ -63,6 +66,8 @@ def _translate(exc: rendering.RenderError, name: str, prog: str) -> DrawbError:
 )
 def templates(session: Session, args, cell) -> pd.DataFrame:
     """One row per template, or one row per parameter of the named template."""
+    from drawb import render as rendering
+
     import pandas as pd
 
     try:
@@ -149,6 +154,8 @@ def collect_values(sets: list[str], cell: str | None, user_ns: dict) -> dict[str
 )
 def render(session: Session, args, cell) -> rendering.Rendered:
     """Render, validate, then export and/or dry-run or apply through the session's cluster."""
+    from drawb import render as rendering
+
     values = collect_values(args.sets, cell, session.user_ns)
     applying = args.dry_run or args.apply
     cluster = session.cluster if applying else session.connected

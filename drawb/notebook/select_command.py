@@ -7,10 +7,14 @@ caret. ``--class`` runs a DeviceClass's selectors first, as the scheduler does.
 
 from __future__ import annotations
 
-from drawb.cel import SelectResult, preview
+from typing import TYPE_CHECKING
+
 from drawb.commands.registry import arg, command
 from drawb.errors import UsageError
 from drawb.session import Session
+
+if TYPE_CHECKING:
+    from drawb.cel import SelectResult
 
 
 def _gates(values: list[str] | None) -> dict[str, bool] | None:
@@ -36,14 +40,14 @@ def _gates(values: list[str] | None) -> dict[str, bool] | None:
 )
 def select_command(session: Session, args, cell: str | None) -> SelectResult:
     """Preview the expression on the connected cluster's devices."""
-    from drawb.inventory import device_frame
+    from drawb.cel import preview  # imported on use: keeps %load_ext fast
 
     expression = cell if cell is not None and cell.strip() else " ".join(args.expression)
     if not expression.strip():
         raise UsageError("select needs a CEL expression", hint='e.g. %%dra select with device.driver == "gpu.nvidia.com"')
     cluster = session.cluster
     classes = cluster.list("DeviceClass") if args.device_class else []
-    frame = device_frame(cluster.list("ResourceSlice"), cluster.list("ResourceClaim"))
+    frame = session.devices()
     try:
         return preview(
             frame,
