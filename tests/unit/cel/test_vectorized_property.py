@@ -91,6 +91,17 @@ def atoms(draw) -> str:
         f"{attr}.exists(x, x > 0)",
         "device.allowMultipleAllocations",
         attr,
+        f'size(device.attributes["{dom}"]) > 2',
+        f'device.attributes["{dom}"].exists(k, device.attributes["{dom}"][k] == "a100")',
+        f"size(device.attributes) == {draw(st.integers(0, 2))}",
+        f'device.capacity.exists(d, d == "{dom}") && size(device.capacity) > 0',
+        f"cel.bind(a, {attr}, a == a)",
+        f'{attr} == device.attributes["{draw(DOMAIN)}"].{draw(st.sampled_from([*ATTRS]))}',
+        f'{capacity}.add(quantity("1")).isGreaterThan(quantity("{draw(st.sampled_from(QUANTITIES))}"))',
+        f'{capacity} == quantity("{draw(st.sampled_from(QUANTITIES))}")',
+        f'{capacity}.asInteger() > 10',
+        f'device.attributes["{dom}"].?{name}.hasValue()',
+        f'"{dom}" in device.attributes ? has({attr}) : device.driver.endsWith(".com")',
     ]
     return draw(st.sampled_from(shapes))
 
