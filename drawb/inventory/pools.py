@@ -30,19 +30,15 @@ class PoolState:
 
 
 def pool_states(headers: Iterable[_SliceHeader]) -> dict[tuple[str, str], PoolState]:
-    """The state of every (driver, pool) among the given slices."""
-    newest: dict[tuple[str, str], int] = {}
-    headers = list(headers)
+    """The state of every (driver, pool) among the given slices (one pass)."""
+    state: dict[tuple[str, str], list] = {}  # key -> [newest generation, its slice names, expected count]
     for h in headers:
         key = (h.driver, h.pool)
-        if h.generation > newest.get(key, -1):
-            newest[key] = h.generation
-    names: dict[tuple[str, str], set[str]] = {}
-    expected: dict[tuple[str, str], int] = {}
-    for h in headers:
-        key = (h.driver, h.pool)
-        if h.generation == newest[key]:
-            names.setdefault(key, set()).add(h.name)
+        seen = state.get(key)
+        if seen is None or h.generation > seen[0]:
+            state[key] = [h.generation, {h.name}, h.count]
+        elif h.generation == seen[0]:
+            seen[1].add(h.name)
             # Slices of one generation should agree; if they do not, the largest count is the safe reading.
-            expected[key] = max(expected.get(key, 0), h.count)
-    return {key: PoolState(newest[key], len(names[key]), expected[key]) for key in newest}
+            seen[2] = max(seen[2], h.count)
+    return {key: PoolState(generation, len(names), expected) for key, (generation, names, expected) in state.items()}
