@@ -113,3 +113,20 @@ def test_taints_lists_and_policies_are_kept():
     assert row["capacity:gpu.nvidia.com/shares:value"] == 0.5
     others = frame[frame["device"] != dev["name"]]
     assert others["taints"].isna().all() and not others["allow_multiple_allocations"].any()
+
+
+def test_pool_states_rules():
+    from types import SimpleNamespace as H
+
+    from drawb.inventory.pools import pool_states
+
+    states = pool_states([
+        H(name="a", driver="d", pool="p", generation=1, count=2),
+        H(name="b", driver="d", pool="p", generation=2, count=2),
+        H(name="c", driver="d", pool="p", generation=2, count=3),  # disagrees: the larger count is expected
+        H(name="c", driver="d", pool="p", generation=2, count=3),  # listed twice: one slice
+        H(name="x", driver="e", pool="p", generation=0, count=1),
+    ])
+    p, q = states[("d", "p")], states[("e", "p")]
+    assert (p.generation, p.slices, p.expected, p.complete) == (2, 2, 3, False)
+    assert (q.generation, q.slices, q.expected, q.complete) == (0, 1, 1, True)
