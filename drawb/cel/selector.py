@@ -516,12 +516,41 @@ def _in_string_literal(text: str) -> list[bool]:
     return out
 
 
+CEL_GO_MAX_NESTING = 250  # cel-go's parser recursion limit; the C++ parser stops at 32
+
+
+def _recursion_error(expression: str) -> None:
+    """Nesting beyond the C++ parser's limit: cel-go's error past 250, else say drawb cannot check it."""
+    literal = _in_string_literal(expression)
+    depth = deepest = 0
+    for i, c in enumerate(expression):
+        if literal[i]:
+            continue
+        if c in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in ")]}":
+            depth -= 1
+    if deepest > CEL_GO_MAX_NESTING:
+        # cel-go reports this one without a location
+        message = f"ERROR: <input>:-1:0: expression recursion limit exceeded: {CEL_GO_MAX_NESTING}"
+        raise CELCompileError("compilation failed: " + message, expression, "syntax")
+    raise CELCompileError(
+        f"drawb cannot check expressions nested {deepest} levels deep (its checker stops at 32; the API server "
+        f"allows {CEL_GO_MAX_NESTING}): flatten the expression to preview it",
+        expression,
+        "unsupported",
+    )
+
+
 def _check(expression: str, spec: EnvSpec) -> CheckedAst:
     env = checker_env(spec)
     try:
         source = _presence_of_device_fields(expression, spec)
         checked = env.compile(source)
     except RuntimeError as err:
+        if "recursion limit exceeded" in str(err):
+            _recursion_error(expression)
         try:
             parsed = decode_checked(env.compile(source, disable_check=True).serialize())
         except RuntimeError:

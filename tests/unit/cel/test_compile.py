@@ -98,3 +98,12 @@ def test_bad_arguments():
         compile_selector("true", kubernetes_version="1.30")
     with pytest.raises(ValueError, match="unknown feature gate"):
         compile_selector("true", feature_gates={"DRANope": True})
+
+
+def test_nesting_limits():
+    compile_selector("(" * 30 + "true" + ")" * 30)
+    deep = rejects("(" * 260 + "true" + ")" * 260)
+    assert deep == "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: 250"
+    with pytest.raises(CELCompileError) as info:
+        compile_selector("(" * 40 + "true" + ")" * 40)
+    assert info.value.reason == "unsupported"  # accepted by the API server; beyond drawb's checker
