@@ -144,6 +144,13 @@ class FrameColumns:
         self.attribute_types: dict[str, str] = dict(info.get("attributes", {}))
         self.capacities: list[str] = list(info.get("capacities", []))
         self.lists: dict[str, str] = dict(info.get("lists", {}))
+        expected = [*self.attribute_types, *(CAPACITY_PREFIX + c for c in self.capacities), "driver"]
+        missing = [c for c in expected if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"the frame lacks {len(missing)} of its inventory columns (e.g. {missing[0]!r}); select needs the "
+                "whole device frame (drawb.inventory.device_frame, `%dra devices --wide`), not a column subset"
+            )
         self._codes: dict[str, tuple[np.ndarray, list]] = {}
         self._values: dict[str, list] = {}
         self._distinct: dict[tuple, Any] = {}

@@ -108,3 +108,10 @@ def test_preview_with_a_device_class(frame):
     assert result.match_count == 9 and result.error_count == 0
     with pytest.raises(KeyError, match="no DeviceClass 'nope'"):
         preview(frame, "true", device_classes=items, class_name="nope")
+
+
+def test_rows_subset_works_but_a_column_subset_is_refused(frame):
+    rows = frame[frame["node"] == "dgx-h100-02"]
+    assert select(rows, f'{GPU}.type == "mig"').match_count == 14
+    with pytest.raises(ValueError, match="lacks .* inventory columns"):
+        select(frame[["node", "driver", "pool", "slice", "device", "gpu.nvidia.com/type"]], "true")
