@@ -13,6 +13,7 @@ from drawb.cel.selector import CELCompileError, Selector, compile_selector
 from drawb.cel.vector import outcome
 
 SUMMARY_COLUMNS = ("node", "driver", "pool", "device")
+MAX_ROWS = 50  # rows shown in the text and HTML views
 
 
 @dataclass
@@ -81,16 +82,20 @@ class SelectResult:
     def __repr__(self) -> str:
         return f"<SelectResult: {self.summary()}>"
 
+    def _head(self, rows: np.ndarray) -> pd.DataFrame:
+        """The first MAX_ROWS selected rows (without cutting the whole selection), with their errors."""
+        positions = np.flatnonzero(rows)[:MAX_ROWS]
+        head = self.frame.iloc[positions]
+        return head.assign(error=list(self.error[positions]))
+
     def __str__(self) -> str:
         parts = [self.summary()]
         if self.compile_error is not None:
             return parts[0]
-        view = _view(self.matches)
-        if not view.empty:
-            parts.append(view.to_string(index=False))
-        if not self.errors.empty:
-            errors = _view(self.errors, with_error=True)
-            parts.append("errors:\n" + errors.to_string(index=False))
+        if self.match_count:
+            parts.append(_table(_view(self._head(self.matched)), self.match_count))
+        if self.error_count:
+            parts.append("errors:\n" + _table(_view(self._head(self.failed), with_error=True), self.error_count))
         return "\n\n".join(parts)
 
     def _repr_html_(self) -> str:
@@ -100,12 +105,23 @@ class SelectResult:
                 f"<pre>{html.escape(str(self.compile_error))}</pre></div>"
             )
         parts = [f"<p>{html.escape(self.summary())}</p>"]
-        if not self.matches.empty:
-            parts.append(_view(self.matches).to_html(index=False, max_rows=50))
-        if not self.errors.empty:
+        if self.match_count:
+            parts.append(_view(self._head(self.matched)).to_html(index=False))
+            if self.match_count > MAX_ROWS:
+                parts.append(f"<p>First {MAX_ROWS} of {self.match_count} shown; all are in <code>.matches</code>.</p>")
+        if self.error_count:
             parts.append("<p><b>Errors</b> (per device)</p>")
-            parts.append(_view(self.errors, with_error=True).to_html(index=False, max_rows=50))
+            parts.append(_view(self._head(self.failed), with_error=True).to_html(index=False))
+            if self.error_count > MAX_ROWS:
+                parts.append(f"<p>First {MAX_ROWS} of {self.error_count} shown; all are in <code>.errors</code>.</p>")
         return "<div>" + "".join(parts) + "</div>"
+
+
+def _table(view: pd.DataFrame, total: int) -> str:
+    text = view.to_string(index=False)
+    if total > len(view):
+        text += f"\n... and {total - len(view)} more"
+    return text
 
 
 def _view(frame: pd.DataFrame, with_error: bool = False) -> pd.DataFrame:
