@@ -14,7 +14,9 @@ from drawb.cel.values import (
     UINT64_MAX,
     CelError,
     DefaultMap,
+    Duration,
     Optional,
+    Timestamp,
     compare,
     equals,
     go_type_name,
@@ -64,8 +66,39 @@ def _same_kind(a: Any, b: Any) -> bool:
     return type(a) is type(b) or (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)))
 
 
+_NS_MIN, _NS_MAX = -(1 << 63), (1 << 63) - 1
+# timestamps between 0001-01-01 and 9999-12-31T23:59:59 (cel-go's range), in Unix seconds
+_TS_MIN_S, _TS_MAX_S = -62135596800, 253402300799
+
+
+def _duration(ns: int) -> Duration:
+    if ns < _NS_MIN or ns > _NS_MAX:
+        raise CelError("duration overflow")
+    return Duration(ns)
+
+
+def _timestamp(ns: int) -> Timestamp:
+    if ns // 1_000_000_000 < _TS_MIN_S or ns // 1_000_000_000 > _TS_MAX_S:
+        raise CelError("timestamp overflow")
+    return Timestamp(ns)
+
+
+def _time_arith(a: Any, b: Any, subtract: bool) -> Any:
+    if isinstance(a, Duration) and isinstance(b, Duration):
+        return _duration(a.ns - b.ns if subtract else a.ns + b.ns)
+    if isinstance(a, Timestamp) and isinstance(b, Duration):
+        return _timestamp(a.ns - b.ns if subtract else a.ns + b.ns)
+    if not subtract and isinstance(a, Duration) and isinstance(b, Timestamp):
+        return _timestamp(a.ns + b.ns)
+    if subtract and isinstance(a, Timestamp) and isinstance(b, Timestamp):
+        return _duration(a.ns - b.ns)
+    raise no_such_overload(b)
+
+
 def op_add(a: Any, b: Any) -> Any:
-    """`_+_` with cel-go\'s overflow and type errors."""
+    """`_+_` with cel-go's overflow and type errors."""
+    if isinstance(a, (Duration, Timestamp)):
+        return _time_arith(a, b, False)
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -84,7 +117,9 @@ def op_add(a: Any, b: Any) -> Any:
 
 
 def op_sub(a: Any, b: Any) -> Any:
-    """`_-_` with cel-go\'s overflow and type errors."""
+    """`_-_` with cel-go's overflow and type errors."""
+    if isinstance(a, (Duration, Timestamp)):
+        return _time_arith(a, b, True)
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -101,7 +136,7 @@ def op_sub(a: Any, b: Any) -> Any:
 
 
 def op_mul(a: Any, b: Any) -> Any:
-    """`_*_` with cel-go\'s overflow and type errors."""
+    """`_*_` with cel-go's overflow and type errors."""
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -123,7 +158,7 @@ def _trunc_div(a: int, b: int) -> int:
 
 
 def op_div(a: Any, b: Any) -> Any:
-    """`_/_` (integer division truncates) with cel-go\'s overflow and type errors."""
+    """`_/_` (integer division truncates) with cel-go's overflow and type errors."""
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -148,7 +183,7 @@ def op_div(a: Any, b: Any) -> Any:
 
 
 def op_mod(a: Any, b: Any) -> Any:
-    """`_%_` with cel-go\'s overflow and type errors."""
+    """`_%_` with cel-go's overflow and type errors."""
     if type(a) is int:
         if type(b) is not int:
             raise no_such_overload(b)
@@ -165,7 +200,9 @@ def op_mod(a: Any, b: Any) -> Any:
 
 
 def op_neg(a: Any) -> Any:
-    """`-_` with cel-go\'s overflow and type errors."""
+    """`-_` with cel-go's overflow and type errors."""
+    if isinstance(a, Duration):
+        return _duration(-a.ns)
     if type(a) is int:
         return _check_int(-a)
     if type(a) is float:
@@ -174,7 +211,7 @@ def op_neg(a: Any) -> Any:
 
 
 def op_not(a: Any) -> Any:
-    """`!_` with cel-go\'s overflow and type errors."""
+    """`!_` with cel-go's overflow and type errors."""
     if type(a) is bool:
         return not a
     raise CelError("no such overload: !_")

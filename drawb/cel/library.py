@@ -20,9 +20,11 @@ from drawb.cel.values import (
     UINT64_MAX,
     CelError,
     CelType,
+    Duration,
     Optional,
     QuantityValue,
     SemverValue,
+    Timestamp,
     compare,
     dispatch_error,
     equals,
@@ -200,10 +202,31 @@ def _to_bool(v: Any) -> bool:
 _GO_INT = re.compile(r"[+-]?[0-9]+\Z")
 
 
+def _format_seconds(ns: int) -> str:
+    """Go's `strconv.FormatFloat(d.Seconds(), 'f', -1, 64)`."""
+    from decimal import Decimal
+
+    text = format(Decimal(repr(ns / 1e9)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _format_timestamp(ts: Timestamp) -> str:
+    """RFC 3339 with nanoseconds, trailing zeros trimmed (Go's RFC3339Nano)."""
+    when, nanos = _datetime(ts)
+    text = when.strftime("%Y-%m-%dT%H:%M:%S")
+    if nanos:
+        text += "." + f"{nanos:09d}".rstrip("0")
+    return text + "Z"
+
+
 @fn("int")
 def _to_int(v: Any) -> int:
     if type(v) is int:
         return v
+    if isinstance(v, Timestamp):
+        return v.ns // 1_000_000_000
+    if isinstance(v, Duration):
+        return v.ns
     if type(v) is UInt:
         if v > INT64_MAX:
             raise CelError("integer overflow")
@@ -273,6 +296,10 @@ def _to_string(v: Any) -> str:
             return v.decode("utf-8")
         except UnicodeDecodeError:
             raise CelError("invalid UTF-8 in bytes, cannot convert to string") from None
+    if isinstance(v, Duration):
+        return _format_seconds(v.ns) + "s"
+    if isinstance(v, Timestamp):
+        return _format_timestamp(v)
     if isinstance(v, _IP):
         return str(v.addr)
     if isinstance(v, _CIDR):
@@ -1168,3 +1195,136 @@ def _format_named(name: Any) -> Optional:
 def _validate(f: Any, s: Any) -> Optional:
     errs = f.check(s)
     return Optional(errs) if errs else OPTIONAL_NONE
+
+
+# --- durations and timestamps ---------------------------------------------------------------
+
+_DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
+                   "m": 60_000_000_000, "h": 3_600_000_000_000}  # fmt: skip
+_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?([a-z\u00b5\u03bc]+)")
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})\Z")
+
+
+def _parse_duration(text: str) -> Duration | None:
+    """Go's `time.ParseDuration`; None if it does not parse."""
+    s = text
+    sign = -1 if s.startswith("-") else 1
+    s = s[1:] if s[:1] in "+-" else s
+    if s == "0":
+        return Duration(0)
+    if not s:
+        return None
+    total = 0
+    pos = 0
+    while pos < len(s):
+        m = _DURATION_PART.match(s, pos)
+        if m is None or (not m.group(1) and not m.group(2)) or m.group(3) not in _DURATION_UNITS:
+            return None
+        unit = _DURATION_UNITS[m.group(3)]
+        whole = int(m.group(1) or 0) * unit
+        frac = m.group(2) or ""
+        if frac:
+            whole += int(frac) * unit // 10 ** len(frac)
+        total += whole
+        pos = m.end()
+    total *= sign
+    if total < -(1 << 63) or total > (1 << 63) - 1:
+        return None
+    return Duration(total)
+
+
+def _parse_timestamp(text: str) -> Timestamp | None:
+    import datetime as dt
+
+    m = _RFC3339.match(text)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    try:
+        base = dt.datetime(year, month, day, hour, minute, second, tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+    ns = int(base.timestamp()) * 1_000_000_000 + int(((m.group(7) or "") + "000000000")[:9])
+    zone = m.group(8)
+    if zone != "Z":
+        offset = (int(zone[1:3]) * 60 + int(zone[4:6])) * 60 * 1_000_000_000
+        ns -= offset if zone[0] == "+" else -offset
+    return Timestamp(ns)
+
+
+@fn("duration")
+def _duration_of(v: Any) -> Duration:
+    if isinstance(v, Duration):
+        return v
+    if _str(v):
+        parsed = _parse_duration(v)
+        if parsed is None:
+            raise CelError("type conversion error from 'string' to 'google.protobuf.Duration'")
+        return parsed
+    raise dispatch_error("duration", v)
+
+
+@fn("timestamp")
+def _timestamp_of(v: Any) -> Timestamp:
+    from drawb.cel.interp import _timestamp
+
+    if isinstance(v, Timestamp):
+        return v
+    if type(v) is int:
+        return _timestamp(v * 1_000_000_000)
+    if _str(v):
+        parsed = _parse_timestamp(v)
+        if parsed is None:
+            raise CelError("type conversion error from 'string' to 'google.protobuf.Timestamp'")
+        return _timestamp(parsed.ns)
+    raise dispatch_error("timestamp", v)
+
+
+def _datetime(ts: Timestamp, tz: Any = None) -> Any:
+    import datetime as dt
+    import zoneinfo
+
+    zone: Any = dt.timezone.utc
+    if tz is not None:
+        if not _str(tz):
+            raise dispatch_error("timezone", tz)
+        m = re.fullmatch(r"([+-]?)(\d{2}):(\d{2})", tz)
+        if m:
+            delta = dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+            zone = dt.timezone(-delta if m.group(1) == "-" else delta)
+        else:
+            try:
+                zone = zoneinfo.ZoneInfo(tz)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                raise CelError(f"unknown time zone {tz}") from None
+    seconds, nanos = divmod(ts.ns, 1_000_000_000)
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).astimezone(zone), nanos
+
+
+def _time_getter(name: str, on_timestamp: Callable[[Any, int], int], on_duration: Callable[[int], int] | None) -> None:
+    def getter(v: Any, *tz: Any) -> int:
+        if isinstance(v, Timestamp):
+            when, nanos = _datetime(v, *tz)
+            return on_timestamp(when, nanos)
+        if isinstance(v, Duration) and on_duration is not None and not tz:
+            return on_duration(v.ns)
+        raise dispatch_error(name, v, *tz)
+
+    _FUNCS[name] = getter
+
+
+def _trunc(ns: int, unit: int) -> int:
+    q = abs(ns) // unit
+    return q if ns >= 0 else -q
+
+
+_time_getter("getFullYear", lambda t, n: t.year, None)
+_time_getter("getMonth", lambda t, n: t.month - 1, None)
+_time_getter("getDayOfYear", lambda t, n: t.timetuple().tm_yday - 1, None)
+_time_getter("getDayOfMonth", lambda t, n: t.day - 1, None)
+_time_getter("getDate", lambda t, n: t.day, None)
+_time_getter("getDayOfWeek", lambda t, n: (t.weekday() + 1) % 7, None)
+_time_getter("getHours", lambda t, n: t.hour, lambda ns: _trunc(ns, 3_600_000_000_000))
+_time_getter("getMinutes", lambda t, n: t.minute, lambda ns: _trunc(ns, 60_000_000_000))
+_time_getter("getSeconds", lambda t, n: t.second, lambda ns: _trunc(ns, 1_000_000_000))
+_time_getter("getMilliseconds", lambda t, n: n // 1_000_000, lambda ns: _trunc(ns, 1_000_000) % 1000 if ns >= 0 else -(_trunc(-ns, 1_000_000) % 1000))

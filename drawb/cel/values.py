@@ -124,10 +124,15 @@ def type_name(v: Any) -> str:
         return "optional_type"
     if isinstance(v, CelType):
         return "type"
+    if isinstance(v, Duration):
+        return "google.protobuf.Duration"
+    if isinstance(v, Timestamp):
+        return "google.protobuf.Timestamp"
     return getattr(v, "cel_type_name", type(v).__name__)
 
 
-_GO_NAMES = {"bool": "types.Bool", "int": "types.Int", "uint": "types.Uint", "double": "types.Double",
+_GO_NAMES = {"google.protobuf.Duration": "types.Duration", "google.protobuf.Timestamp": "types.Timestamp",
+             "bool": "types.Bool", "int": "types.Int", "uint": "types.Uint", "double": "types.Double",
              "string": "types.String", "bytes": "types.Bytes", "null_type": "types.Null",
              "optional_type": "*types.Optional", "type": "*types.Type"}  # fmt: skip
 
@@ -207,6 +212,8 @@ def equals(a: Any, b: Any) -> bool:
         return equals(a.value, b.value)
     if isinstance(a, CelType):
         return isinstance(b, CelType) and a.name == b.name
+    if isinstance(a, (Duration, Timestamp)):
+        return type(a) is type(b) and a.ns == b.ns
     return a == b
 
 
@@ -241,6 +248,10 @@ def compare(a: Any, b: Any, function: str) -> int:
         if isinstance(a, str):
             a, b = a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass")
         return (a > b) - (a < b)
+    if isinstance(a, (Duration, Timestamp)):
+        if type(a) is not type(b):
+            raise no_such_overload(b)
+        return (a.ns > b.ns) - (a.ns < b.ns)
     raise CelError(f"no such overload: {function}")
 
 
@@ -315,3 +326,17 @@ def format_double(f: float) -> str:
         frac = digs[exp + 1 :]
         return f"{sign}{whole}" + (f".{frac}" if frac else "")
     return f"{sign}0.{'0' * (-exp - 1)}{digs}"
+
+
+@dataclass(frozen=True, slots=True)
+class Duration:
+    """`google.protobuf.Duration`, in nanoseconds."""
+
+    ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Timestamp:
+    """`google.protobuf.Timestamp`, in nanoseconds since the Unix epoch (UTC)."""
+
+    ns: int
