@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -180,39 +181,75 @@ class LocalCluster:
         """A JSON client for this cluster."""
         return Api.from_kubeconfig(str(self.kubeconfig))
 
-    def _component_ports(self) -> dict[str, int]:
-        """Secure ports kwokctl picked for the scheduler and the controller manager."""
+    def feature_gates_enabled(self) -> dict[str, bool]:
+        """The API server's effective feature gates (its ``kubernetes_feature_enabled`` metric)."""
+        metrics = self.api().text("/metrics")
+        return {
+            m.group(1): m.group(2) == "1"
+            for m in re.finditer(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\} (\d)', metrics, re.MULTILINE)
+        }
+
+    def _ports(self) -> dict[str, int]:
+        """Ports kwokctl picked: scheduler, controller manager (secure) and kwok (HTTP and HTTPS)."""
         for doc in yaml.safe_load_all((self.cluster_dir / "kwok.yaml").read_text()):
             if doc and doc.get("kind") == "KwokctlConfiguration":
                 options = doc["options"]
                 return {"kube-scheduler": options["kubeSchedulerPort"],
-                        "kube-controller-manager": options["kubeControllerManagerPort"]}
+                        "kube-controller-manager": options["kubeControllerManagerPort"],
+                        "kwok-controller": options["kwokControllerPort"]}
         raise RuntimeError(f"no KwokctlConfiguration in {self.cluster_dir / 'kwok.yaml'}")
 
     def wait_ready(self, timeout: float = 180) -> None:
-        """Wait for the API server's /readyz, the scheduler's and controller manager's /healthz
-        and the ``default`` ServiceAccount (made by the controller manager)."""
+        """Wait until every part answers: the API server's /readyz, the scheduler's and controller
+        manager's /healthz, the ``default`` ServiceAccount (made by the controller manager), and
+        kwok serving logs from a ``Logs`` object (its informer for them starts failing while the
+        CRD is being installed and retries with a growing back-off)."""
         deadline = time.monotonic() + timeout
-        ports = self._component_ports()
+        ports = self._ports()
         # the components serve self-signed certificates on loopback; /healthz is open to anyone
-        local = urllib3.PoolManager(cert_reqs="CERT_NONE", assert_hostname=False)
+        local = urllib3.PoolManager(cert_reqs="CERT_NONE", assert_hostname=False, retries=False, timeout=5)
+
+        def healthz(name: str) -> None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                resp = local.request("GET", f"https://127.0.0.1:{ports[name]}/healthz")
+            if resp.status != 200:
+                raise RuntimeError(f"{name} /healthz: {resp.status} {resp.data[:200]!r}")
+
+        probe_file = self.cluster_dir / "kwok-logs-probe.log"
+        probe_file.write_text("2000-01-01T00:00:00Z stdout F drawb-probe\n")
+        probe = {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+                 "metadata": {"name": "drawb-logs-probe", "namespace": "kube-system"},
+                 "spec": {"logs": [{"logsFile": str(probe_file)}]}}
+
+        def kwok_serves_logs() -> None:
+            self.api().apply(probe, "drawb")
+            url = f"http://127.0.0.1:{ports['kwok-controller']}/containerLogs/kube-system/drawb-logs-probe/c"
+            resp = local.request("GET", url)
+            if resp.status != 200 or b"drawb-probe" not in resp.data:
+                raise RuntimeError(f"kwok does not serve logs yet: {resp.status} {resp.data[:200]!r}")
+
+        checks = [
+            lambda: self.api().text("/readyz"),
+            lambda: healthz("kube-scheduler"),
+            lambda: healthz("kube-controller-manager"),
+            lambda: self.api().get(path_for("ServiceAccount", "default", "default")),
+            kwok_serves_logs,
+        ]
         last = "no answer"
-        while time.monotonic() < deadline:
+        while checks:
             try:
-                api = self.api()
-                api.text("/readyz")
-                for name, port in ports.items():
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-                        resp = local.request("GET", f"https://127.0.0.1:{port}/healthz", timeout=5, retries=False)
-                    if resp.status != 200:
-                        raise RuntimeError(f"{name} /healthz: {resp.status} {resp.data[:200]!r}")
-                api.get(path_for("ServiceAccount", "default", "default"))
-                return
+                checks[0]()
+                checks.pop(0)
+                continue
             except (ApiError, OSError, RuntimeError, urllib3.exceptions.HTTPError) as err:  # not up yet
                 last = str(err)
-            time.sleep(0.25)
-        raise TimeoutError(f"cluster {self.name} not ready after {timeout:.0f}s: {last}\n{self.component_logs(tail=20)}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"cluster {self.name} not ready after {timeout:.0f}s: {last}\n"
+                                   f"{self.component_logs(tail=20)}")
+            time.sleep(0.1)
+        self.api().delete(path_for("Logs", "drawb-logs-probe", "kube-system"))
+        probe_file.unlink()
 
     def start_driver(self, scenario: str | None = None, objects: list[Path] | None = None,
                      timeout: float = 120) -> int:

@@ -4,11 +4,11 @@ It does what the NVIDIA driver's kubelet plugin and a real node would do, minus 
 
 * publishes GPU nodes, the driver's ResourceSlices (owned by their Node, as the plugin publishes
   them) and the chart's DeviceClasses, all labelled ``app.kubernetes.io/managed-by: drawb``;
-* watches pods; once a pod is bound (its claims are then allocated by the real scheduler), it
-  writes, per container, the ``nvidia-smi -L`` lines that container would print for exactly the
-  devices of the claims it names, as a CRI log file, and points kwok at it with a ``Logs`` object,
-  so ``kubectl logs [-f]`` returns them. Containers whose command does not run ``nvidia-smi`` get
-  an empty log.
+* watches pods; as soon as a pod appears it points kwok at an empty CRI log file per container
+  with a ``Logs`` object, and once the pod is bound (its claims are then allocated by the real
+  scheduler) it appends the ``nvidia-smi -L`` lines that container would print for exactly the
+  devices of the claims it names, so ``kubectl logs [-f]`` returns them. Containers whose command
+  does not run ``nvidia-smi`` keep an empty log.
 
 Run it as ``python -m drawb.testing.fake_driver --kubeconfig K --scenario default`` (or with
 ``--objects FILE`` for any YAML list of Nodes, ResourceSlices and DeviceClasses).
@@ -152,6 +152,7 @@ class FakeDriver:
         self.api = api
         self.log_dir = Path(log_dir)
         self.driver = driver
+        self._prepared: set[str] = set()
         self._served: set[str] = set()
         self._pending: dict[str, dict] = {}
 
@@ -242,22 +243,23 @@ class FakeDriver:
         extended_claim = claims.pop("", None)
         return allocated_devices(pod, claims, self._devices_by_id(), self.driver, extended_claim)
 
-    def serve_logs(self, pod: dict) -> bool:
-        """Write the pod's container logs and its kwok Logs object; False if not possible yet."""
-        per_container = self.container_devices(pod)
-        if per_container is None:
-            return False
+    def _log_files(self, pod: dict) -> dict[str, Path]:
         meta = pod["metadata"]
         pod_dir = self.log_dir / meta["namespace"] / f"{meta['name']}_{meta['uid']}"
-        pod_dir.mkdir(parents=True, exist_ok=True)
+        return {c["name"]: pod_dir / f"{c['name']}.log" for c in pod["spec"]["containers"]}
+
+    def prepare_logs(self, pod: dict) -> None:
+        """Create the pod's (empty) log files and its kwok Logs object, before the pod runs.
+
+        kwok answers a log request only for pods it has a Logs object for, so it must exist by the
+        time kwok reports the pod Running; ``kubectl logs -f`` then streams what is appended.
+        """
+        meta = pod["metadata"]
         specs = []
-        for container in pod["spec"]["containers"]:
-            lines = []
-            if runs_nvidia_smi(container):
-                lines = nvidia_smi_list(per_container[container["name"]]).splitlines() or ["No devices were found"]
-            path = pod_dir / f"{container['name']}.log"
-            path.write_text(cri_log(lines))
-            specs.append({"containers": [container["name"]], "logsFile": str(path), "follow": True})
+        for container, path in self._log_files(pod).items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+            specs.append({"containers": [container], "logsFile": str(path), "follow": True})
         self.api.apply({
             "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
             "metadata": {
@@ -266,24 +268,38 @@ class FakeDriver:
             },
             "spec": {"logs": specs},
         }, FIELD_MANAGER)
+
+    def serve_logs(self, pod: dict) -> bool:
+        """Append each container's output to its log file; False while claims are not allocated."""
+        per_container = self.container_devices(pod)
+        if per_container is None:
+            return False
+        for container in pod["spec"]["containers"]:
+            if runs_nvidia_smi(container):
+                lines = nvidia_smi_list(per_container[container["name"]]).splitlines() or ["No devices were found"]
+                with open(self._log_files(pod)[container["name"]], "a") as log_file:
+                    log_file.write(cri_log(lines))
         return True
 
     def _handle(self, pod: dict) -> None:
         uid = pod["metadata"]["uid"]
-        if uid in self._served or not pod["spec"].get("nodeName"):
+        if uid in self._served:
             return
         if pod["metadata"].get("deletionTimestamp"):
             self._pending.pop(uid, None)
             return
         try:
-            done = self.serve_logs(pod)
+            if uid not in self._prepared:
+                self.prepare_logs(pod)
+                self._prepared.add(uid)
+            done = bool(pod["spec"].get("nodeName")) and self.serve_logs(pod)
         except ApiError as err:
             log.warning("pod %s/%s: %s", pod["metadata"]["namespace"], pod["metadata"]["name"], err)
             done = False
         if done:
             self._served.add(uid)
             self._pending.pop(uid, None)
-        else:
+        elif pod["spec"].get("nodeName") or uid not in self._prepared:
             self._pending[uid] = pod
 
     def _watch_pods(self, events: queue.Queue, stop: threading.Event) -> None:
@@ -315,18 +331,22 @@ class FakeDriver:
         events: queue.Queue = queue.Queue()
         watcher = threading.Thread(target=self._watch_pods, args=(events, stop), daemon=True, name="pod-watch")
         watcher.start()
+        retried = time.monotonic()
         while not stop.is_set():
             try:
                 kind, pod = events.get(timeout=0.5)
             except queue.Empty:
-                for pod in list(self._pending.values()):
-                    self._handle(pod)
-                continue
+                kind, pod = "", None
             if kind == "DELETED":
-                self._served.discard(pod["metadata"]["uid"])
+                for done in (self._prepared, self._served):
+                    done.discard(pod["metadata"]["uid"])
                 self._pending.pop(pod["metadata"]["uid"], None)
-            else:
+            elif pod is not None:
                 self._handle(pod)
+            if time.monotonic() - retried >= 0.5:  # pods whose claims were not allocated yet
+                retried = time.monotonic()
+                for pending in list(self._pending.values()):
+                    self._handle(pending)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,6 +67,10 @@ class ControlPlane:
         """Run kubectl (built with the cluster) against it; a CompletedProcess."""
         return self.cluster.kubectl(*args, check=check, input=input, timeout=timeout)
 
+    def feature_enabled(self, gate: str) -> bool:
+        """Whether a feature gate is on in the API server (its default for this version or as set)."""
+        return self.cluster.feature_gates_enabled().get(gate, False)
+
     def create_namespace(self, stem: str) -> str:
         """Create a uniquely named namespace and wait for its default ServiceAccount; its name."""
         api = self.api()

@@ -120,10 +120,10 @@ def test_api_server_is_the_pinned_kubernetes(control_plane):
 def test_device_classes_and_resource_slices_accepted(control_plane, scenario):
     api = control_plane.api()
     classes = {c["metadata"]["name"]: c for c in api.get(path_for("DeviceClass"))["items"]}
-    extended_gate = control_plane.cluster.feature_gates.get("DRAExtendedResource", False)
+    extended_gate = control_plane.feature_enabled("DRAExtendedResource")
     for expected in scenario.device_classes:
         spec = dict(expected["spec"])
-        if not extended_gate:  # an alpha field in 1.34: dropped on write while the gate is off
+        if not extended_gate:  # alpha in 1.34: the field is dropped on write while the gate is off
             spec.pop("extendedResourceName", None)
         assert classes[expected["metadata"]["name"]]["spec"] == spec
     slices = {s["metadata"]["name"]: s for s in api.get(path_for("ResourceSlice"))["items"]}

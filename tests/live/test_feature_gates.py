@@ -28,13 +28,14 @@ def extended_resource_pod(name: str, namespace: str) -> dict:
 @pytest.fixture(scope="module")
 def extended_resource_cluster(start_control_plane):
     cp = start_control_plane({"DRAExtendedResource": True})
+    assert cp.feature_enabled("DRAExtendedResource")
     yield cp
     cp.cluster.down()
 
 
 def test_gate_off_keeps_extended_resource_pods_pending(control_plane, namespace):
-    if control_plane.cluster.feature_gates.get("DRAExtendedResource"):
-        pytest.skip("DRAExtendedResource is on in this session's cluster")
+    if control_plane.feature_enabled("DRAExtendedResource"):
+        pytest.skip("DRAExtendedResource is on in this session's cluster (set, or this version's default)")
     api = control_plane.api()
     assert "extendedResourceName" not in api.get(path_for("DeviceClass", "gpu.nvidia.com"))["spec"]
     api.create(extended_resource_pod("classic", namespace))
