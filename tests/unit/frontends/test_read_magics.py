@@ -94,3 +94,12 @@ def test_a_malformed_slice_is_named_and_loses_nothing_else(shell, capsys):
     assert "ResourceSlice 'bad-slice' spec.devices[1].attributes" in err
     assert len(frame) == 38 + 2  # both devices of the bad slice are still rows
     assert "Traceback" not in err
+
+
+def test_devices_of_a_device_class(shell, capsys):
+    migs = shell.run("%dra devices --class mig.nvidia.com")
+    assert len(migs) == 14 and set(migs["type"]) == {"mig"}
+    gpus = shell.run("%dra devices --class gpu.nvidia.com")
+    assert len(gpus) == 24 and set(gpus["type"]) == {"gpu"}
+    assert shell.run("%dra devices --class nope") is None
+    assert "UsageError: no DeviceClass 'nope'" in capsys.readouterr().err
