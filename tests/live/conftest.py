@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -102,8 +103,10 @@ class _Clusters:
         return ControlPlane(cluster, scenario)
 
     def stop_all(self) -> None:
+        started = time.monotonic()
         for cluster in self.started:
             cluster.down()
+        TIMINGS["down_s"] = time.monotonic() - started
 
 
 @pytest.fixture(scope="session")
