@@ -187,10 +187,11 @@ def build(k8s_version: str | None = None, log=None) -> BuildResult:
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         packages = [f"k8s.io/kubernetes/cmd/{c}" for c in K8S_COMMANDS] + [ETCD_PACKAGE]
-        _go(["build", "-trimpath", f"-ldflags={ldflags}", "-o", f"{staging}/", *packages], k8s_module, env)
+        flags = ["-trimpath", "-buildvcs=false"]
+        _go(["build", *flags, f"-ldflags={ldflags}", "-o", f"{staging}/", *packages], k8s_module, env)
         (staging / "server").rename(staging / "etcd")  # go names the etcd main package "server"
         kwok_packages = [f"sigs.k8s.io/kwok/cmd/{c}" for c in KWOK_COMMANDS]
-        _go(["build", "-trimpath", "-ldflags=-s -w", "-o", f"{staging}/", *kwok_packages], kwok_module, env)
+        _go(["build", *flags, "-ldflags=-s -w", "-o", f"{staging}/", *kwok_packages], kwok_module, env)
         (staging / KEY_FILE).write_text(key + "\n")
         shutil.rmtree(bin_dir, ignore_errors=True)
         staging.rename(bin_dir)
