@@ -16,6 +16,7 @@ State lives in ``$DRAWB_CACHE/kwok`` (kwokctl's ``KWOK_WORKDIR``), under ``clust
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -37,6 +38,7 @@ from drawb.testing.api import Api, ApiError, path_for
 
 DEFAULT_NAME = "drawb"
 DRIVER_PID = "fake-driver.pid"
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:
@@ -154,21 +156,8 @@ class LocalCluster:
             self.down()
         started = time.monotonic()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        config_file = self.workdir / f"{self.name}.kwokctl.yaml"
-        config_file.write_text(yaml.safe_dump(self._config(), sort_keys=False))
-        for attempt in (1, 2):  # a port kwokctl picked can be taken by a cluster starting alongside
-            proc = self._kwokctl("create", "cluster", "--config", str(config_file), "--kubeconfig", "",
-                                 "--wait", f"{int(timeout)}s", "--timeout", f"{int(timeout)}s",
-                                 timeout=timeout + 30)
-            if proc.returncode == 0:
-                break
-            logs = self.component_logs(tail=20)
-            self.down()
-            if attempt == 2:
-                raise RuntimeError(f"kwokctl create cluster failed:\n{proc.stderr[-4000:]}\n{logs}")
-            config_file.write_text(yaml.safe_dump(self._config(), sort_keys=False))
         try:
-            self.wait_ready(timeout)
+            self._start_control_plane(timeout)
             self.timings["control_plane_s"] = time.monotonic() - started
             if scenario or objects:
                 self.start_driver(scenario=scenario, objects=objects, timeout=timeout)
@@ -176,6 +165,36 @@ class LocalCluster:
             self.down()
             raise
         self.timings["up_s"] = time.monotonic() - started
+
+    def _start_control_plane(self, timeout: float, attempts: int = 3) -> None:
+        """kwokctl create, then wait until every component is up and is this cluster's own.
+
+        kwokctl picks free ports when it creates a cluster, and two clusters created at the same
+        moment can pick the same ones; the loser's scheduler then exits ("address already in
+        use") while the winner's answers its health checks. Starts are therefore serialised by a
+        lock shared by every drawb cluster on the machine, and a start that still lost a component
+        is retried with new ports.
+        """
+        config_file = self.workdir / f"{self.name}.kwokctl.yaml"
+        lock_path = build_mod.cache_root() / "kwok-start.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        for attempt in range(1, attempts + 1):
+            config_file.write_text(yaml.safe_dump(self._config(), sort_keys=False))
+            with open(lock_path, "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                proc = self._kwokctl("create", "cluster", "--config", str(config_file), "--kubeconfig", "",
+                                     "--wait", f"{int(timeout)}s", "--timeout", f"{int(timeout)}s",
+                                     timeout=timeout + 30)
+                try:
+                    if proc.returncode:
+                        raise RuntimeError(f"kwokctl create cluster failed:\n{proc.stderr[-4000:]}")
+                    self.wait_ready(timeout)
+                    return
+                except (RuntimeError, TimeoutError) as err:
+                    failure = f"{err}\n{self.component_logs(tail=20)}"
+                    self.down()
+            if attempt == attempts:
+                raise RuntimeError(f"cluster {self.name} did not start in {attempts} attempts:\n{failure}")
 
     def api(self) -> Api:
         """A JSON client for this cluster."""
@@ -229,12 +248,18 @@ class LocalCluster:
             if resp.status != 200 or b"drawb-probe" not in resp.data:
                 raise RuntimeError(f"kwok does not serve logs yet: {resp.status} {resp.data[:200]!r}")
 
+        def components_alive() -> None:
+            missing = set(COMPONENTS) - set(self.pids())
+            if missing:  # exited, e.g. its port was taken: the health checks may have reached another cluster
+                raise RuntimeError(f"components exited: {sorted(missing)}")
+
         checks = [
             lambda: self.api().text("/readyz"),
             lambda: healthz("kube-scheduler"),
             lambda: healthz("kube-controller-manager"),
             lambda: self.api().get(path_for("ServiceAccount", "default", "default")),
             kwok_serves_logs,
+            components_alive,
         ]
         last = "no answer"
         while checks:
@@ -244,6 +269,7 @@ class LocalCluster:
                 continue
             except (ApiError, OSError, RuntimeError, urllib3.exceptions.HTTPError) as err:  # not up yet
                 last = str(err)
+                components_alive()  # a component that exited will not come back: fail now
             if time.monotonic() > deadline:
                 raise TimeoutError(f"cluster {self.name} not ready after {timeout:.0f}s: {last}\n"
                                    f"{self.component_logs(tail=20)}")
