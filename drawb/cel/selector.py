@@ -19,6 +19,9 @@ NO_SUCH_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() "
     "for optional fields"
 )
+# The scheduler adds the hint from Kubernetes 1.37 on (k8s.io/dynamic-resource-allocation/cel's
+# EnhanceRuntimeError, first in v0.37.0; v0.34.x-v0.36.x report the bare "no such key: x").
+NO_SUCH_KEY_HINT_SINCE = 37
 
 
 class CELCompileError(ValueError):
@@ -34,14 +37,15 @@ class CELCompileError(ValueError):
 class CELEvalError(RuntimeError):
     """Evaluating the selector on a device fails in the scheduler (the allocation attempt aborts)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(enhance_runtime_error(message))
+    def __init__(self, message: str, minor: int = NO_SUCH_KEY_HINT_SINCE) -> None:
+        super().__init__(enhance_runtime_error(message, minor))
         self.raw = message
 
 
-def enhance_runtime_error(message: str) -> str:
-    """The scheduler's hint for missing keys (idempotent)."""
-    if "no such key:" in message and NO_SUCH_KEY_HINT not in message:
+def enhance_runtime_error(message: str, minor: int = NO_SUCH_KEY_HINT_SINCE) -> str:
+    """The message as the scheduler of Kubernetes 1.`minor` reports it: 1.37+ hints at `.?`/`has()`
+    for missing keys (idempotent); earlier versions report it unchanged."""
+    if minor >= NO_SUCH_KEY_HINT_SINCE and "no such key:" in message and NO_SUCH_KEY_HINT not in message:
         return message + NO_SUCH_KEY_HINT
     return message
 
@@ -433,9 +437,9 @@ class Selector:
         try:
             return self.evaluate(device_variables(device, driver, self.spec))
         except CelError as err:
-            raise CELEvalError(err.message) from None
+            raise CELEvalError(err.message, self.spec.minor) from None
         except RecursionError:
-            raise CELEvalError("max recursion depth exceeded") from None
+            raise CELEvalError("max recursion depth exceeded", self.spec.minor) from None
 
 
 def compile_selector(

@@ -33,9 +33,9 @@ from drawb.cel.interp import (
     not_strictly_false,
 )
 from drawb.cel.selector import (
-    NO_SUCH_KEY_HINT,
     Selector,
     _parse_version,
+    enhance_runtime_error,
     result_to_bool,
     split_name,
 )
@@ -742,10 +742,11 @@ def outcome(selector: Selector, frame: pd.DataFrame) -> Outcome:
         return Outcome(np.zeros(0, dtype=np.intp), empty, empty, np.empty(0, dtype=object))
     result = Vectorizer(selector, cols).run()
     built = cols.build_errors(selector.spec)
+    minor = selector.spec.minor
     if len(built.table) == 1 and built.table[0] is None:
-        final = Coded(result.codes, [_final([None, v]) for v in result.table])
+        final = Coded(result.codes, [_final([None, v], minor) for v in result.table])
     else:
-        final = _map_n([built, result], _final)
+        final = _map_n([built, result], lambda values: _final(values, minor))
     return Outcome(
         final.codes,
         np.array([v is True for v in final.table], dtype=bool),
@@ -754,19 +755,13 @@ def outcome(selector: Selector, frame: pd.DataFrame) -> Outcome:
     )
 
 
-def _final(values: list[Any]) -> Any:
+def _final(values: list[Any], minor: int) -> Any:
     build_error, value = values
     if build_error is not None:
-        return _enhance(build_error)
+        return enhance_runtime_error(build_error, minor)
     if isinstance(value, CelError):
-        return _enhance(value.message)
+        return enhance_runtime_error(value.message, minor)
     try:
         return result_to_bool(value)
     except CelError as err:
-        return _enhance(err.message)
-
-
-def _enhance(message: str) -> str:
-    if "no such key:" in message and NO_SUCH_KEY_HINT not in message:
-        return message + NO_SUCH_KEY_HINT
-    return message
+        return enhance_runtime_error(err.message, minor)
