@@ -172,8 +172,9 @@ class LocalCluster:
         kwokctl picks free ports when it creates a cluster, and two clusters created at the same
         moment can pick the same ones; the loser's scheduler then exits ("address already in
         use") while the winner's answers its health checks. Starts are therefore serialised by a
-        lock shared by every drawb cluster on the machine, and a start that still lost a component
-        is retried with new ports.
+        lock shared by every drawb cluster on the machine, and a start that still lost a port is
+        retried with new ports. Any other exit (a bad flag or feature gate) fails at once with
+        the component's own message.
         """
         config_file = self.workdir / f"{self.name}.kwokctl.yaml"
         lock_path = build_mod.cache_root() / "kwok-start.lock"
@@ -182,19 +183,37 @@ class LocalCluster:
             config_file.write_text(yaml.safe_dump(self._config(), sort_keys=False))
             with open(lock_path, "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
-                proc = self._kwokctl("create", "cluster", "--config", str(config_file), "--kubeconfig", "",
-                                     "--wait", f"{int(timeout)}s", "--timeout", f"{int(timeout)}s",
-                                     timeout=timeout + 30)
                 try:
-                    if proc.returncode:
-                        raise RuntimeError(f"kwokctl create cluster failed:\n{proc.stderr[-4000:]}")
+                    self._kwokctl_create(config_file, timeout)
                     self.wait_ready(timeout)
                     return
                 except (RuntimeError, TimeoutError) as err:
                     failure = f"{err}\n{self.component_logs(tail=20)}"
+                    port_taken = "address already in use" in failure
                     self.down()
-            if attempt == attempts:
-                raise RuntimeError(f"cluster {self.name} did not start in {attempts} attempts:\n{failure}")
+            if not port_taken or attempt == attempts:
+                raise RuntimeError(f"cluster {self.name} did not start (attempt {attempt}):\n{failure}")
+
+    def _kwokctl_create(self, config_file: Path, timeout: float) -> None:
+        """Run ``kwokctl create cluster``, stopping it as soon as a component it started exits."""
+        kwokctl_log = self.workdir / f"{self.name}.kwokctl.log"
+        with open(kwokctl_log, "w") as log_file:
+            proc = subprocess.Popen(
+                [str(self.bin_dir / "kwokctl"), "--name", self.name, "create", "cluster", "--config", str(config_file),
+                 "--kubeconfig", "", "--wait", f"{int(timeout)}s", "--timeout", f"{int(timeout)}s"],
+                env=self.env(), stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + timeout + 30
+        while proc.poll() is None:
+            exited = self.exited_components()
+            if exited or time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                raise RuntimeError(f"components exited while starting: {exited}" if exited
+                                   else f"kwokctl create cluster still running after {timeout + 30:.0f}s")
+            time.sleep(0.2)
+        if proc.returncode:
+            raise RuntimeError(f"kwokctl create cluster failed:\n{kwokctl_log.read_text()[-4000:]}")
 
     def api(self) -> Api:
         """A JSON client for this cluster."""
@@ -316,6 +335,18 @@ class LocalCluster:
                 pids[pid_file.stem] = pid
         return pids
 
+    def exited_components(self) -> list[str]:
+        """Components kwokctl started (a pid file exists) whose process is gone."""
+        exited = []
+        for pid_file in sorted((self.cluster_dir / "pids").glob("*.pid")):
+            try:
+                pid = int(pid_file.read_text().strip())
+            except ValueError:
+                continue
+            if pid_file.stem in COMPONENTS and not _pid_alive(pid):
+                exited.append(pid_file.stem)
+        return exited
+
     def component_logs(self, tail: int = 20) -> str:
         """The last lines of each component's log, for error messages."""
         out = []
@@ -343,7 +374,8 @@ class LocalCluster:
             _stop_pid(pid)
         if self.cluster_dir.exists():
             shutil.rmtree(self.cluster_dir, ignore_errors=True)
-        (self.workdir / f"{self.name}.kwokctl.yaml").unlink(missing_ok=True)
+        for leftover in ("kwokctl.yaml", "kwokctl.log"):
+            (self.workdir / f"{self.name}.{leftover}").unlink(missing_ok=True)
 
     def kubectl(self, *args: str, check: bool = True, input: str | None = None,
                 timeout: float = 60) -> subprocess.CompletedProcess:
@@ -380,8 +412,15 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("env", help="print shell exports for KUBECONFIG and PATH")
     sub.add_parser("status", help="print the cluster's processes as JSON")
     args = parser.parse_args(argv)
-    cluster = _cluster_from_args(args)
+    try:
+        return _run(args)
+    except (RuntimeError, TimeoutError, ValueError) as err:
+        print(f"scripts/cluster {args.command}: {err}", file=sys.stderr)
+        return 1
 
+
+def _run(args: argparse.Namespace) -> int:
+    cluster = _cluster_from_args(args)
     if args.command == "build":
         result = build_mod.build(args.k8s_version)
         print(f"{'cached' if result.cached else 'built'} in {result.seconds:.1f}s", file=sys.stderr)
