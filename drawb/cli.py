@@ -6,7 +6,9 @@ import argparse
 import shlex
 import sys
 
-from drawb.errors import DrawbError
+from drawb.errors import DrawbError, UsageError
+
+NOTEBOOK_ONLY = ("builder",)  # subcommands of the notebook front end (widgets): named here to say so
 
 
 def _global_options(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -68,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="drawb",
     )
     try:
+        if rest[0] in NOTEBOOK_ONLY:
+            raise UsageError(f"{rest[0]} is a notebook widget", hint=f"run `%dra {rest[0]}` in Jupyter")
         result = run_line(session, shlex.join(rest), prog="drawb")
         text = render(result)
     except DrawbError as exc:

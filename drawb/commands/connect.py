@@ -55,5 +55,5 @@ class Help(str):
 @command("help", "Show this reference, or one subcommand's options.", arg("subcommand", nargs="?"))
 def help_(session: Session, args, cell) -> Help:
     if args.subcommand:
-        return Help(find(args.subcommand).usage(session.prog))
+        return Help(find(args.subcommand, session.prog).usage(session.prog))
     return Help(reference(session.prog))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from drawb.commands.registry import arg, command
@@ -24,7 +23,9 @@ def _devices(session: Session, args) -> pd.DataFrame:
     if args.driver:
         frame = _keep(frame, frame["driver"] == args.driver, "driver", args.driver, frame["driver"])
     if getattr(args, "type", None):
-        types = _first_existing(frame, "type")
+        from drawb.inventory.view import per_driver
+
+        types = per_driver(frame, "type")
         frame = _keep(frame, types == args.type, "type", args.type, types)
     if getattr(args, "device_class", None):
         frame = _in_class(session, frame, args.device_class)
@@ -37,19 +38,6 @@ def _keep(frame: pd.DataFrame, mask: pd.Series, what: str, value: str, values: p
         known = ", ".join(sorted(str(v) for v in values.dropna().unique()))
         raise UsageError(f"no device has {what} {value!r}", hint=f"{what}s in this cluster: {known}")
     return kept
-
-
-def _first_existing(frame: pd.DataFrame, attribute: str, prefix: str = "") -> pd.Series:
-    """Per row, the value of column ``<prefix><row's driver>/<attribute>``."""
-    import pandas as pd
-
-    out = pd.Series(pd.NA, index=frame.index, dtype="object")
-    for driver in frame["driver"].dropna().unique():
-        column = f"{prefix}{driver}/{attribute}"
-        if column in frame:
-            rows = frame["driver"] == driver
-            out[rows] = frame.loc[rows, column].astype("object")
-    return out
 
 
 def _in_class(session: Session, frame: pd.DataFrame, class_name: str) -> pd.DataFrame:
@@ -65,37 +53,6 @@ def _in_class(session: Session, frame: pd.DataFrame, class_name: str) -> pd.Data
     return frame
 
 
-def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
-    """The columns a person reads first: where, what, how big, and who has it."""
-    import pandas as pd
-
-    view = pd.DataFrame(
-        {
-            "node": frame["node"],
-            "driver": frame["driver"],
-            "device": frame["device"],
-            "type": _first_existing(frame, "type"),
-            "product": _first_existing(frame, "productName"),
-            "memory": _first_existing(frame, "memory", prefix="capacity:"),
-            "profile": _first_existing(frame, "profile"),
-        },
-        index=frame.index,
-    )
-    if "claim" in frame:
-        view["claim"] = frame["claim"]
-    if "reserved_for" in frame:
-        view["reserved_for"] = frame["reserved_for"].map(lambda pods: ", ".join(pods) if pods else None).astype("string")
-    order = sorted(range(len(view)), key=lambda i: (view["node"].iat[i], _natural(view["device"].iat[i])))
-    view = view.iloc[order].dropna(axis="columns", how="all").reset_index(drop=True)
-    view.attrs = frame.attrs
-    return view
-
-
-def _natural(name: str) -> list:
-    """Sort key that puts ``gpu-2`` before ``gpu-10``."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
 @command(
     "devices",
     "Every device published in ResourceSlices, one row each, with allocations joined from claims.",
@@ -106,6 +63,8 @@ def _natural(name: str) -> list:
     arg("--wide", action="store_true", help="every attribute and capacity column, fully qualified"),
 )
 def devices(session: Session, args, cell) -> pd.DataFrame:
+    from drawb.inventory.view import summary_view
+
     frame = _devices(session, args)
     return frame.reset_index(drop=True) if args.wide else summary_view(frame)
 

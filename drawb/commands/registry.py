@@ -2,7 +2,9 @@
 
 A subcommand is declared once, with ``@command``, in a module listed in ``COMMAND_MODULES``;
 both front ends parse the same arguments and call the same function, which returns a value
-(a DataFrame, or an object with a rich ``_repr_html_``) and never prints.
+(a DataFrame, or an object with a rich ``_repr_html_``) and never prints. A front end declares
+its own extra subcommands in its own package with ``@command(..., only="%dra")``: they exist for
+that front end alone, and this package never imports them.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ from drawb.session import Session
 COMMAND_MODULES = (
     "drawb.commands.connect",
     "drawb.commands.read",
-    "drawb.commands.builder",
-    "drawb.notebook.render_command",
-    "drawb.notebook.select_command",
+    "drawb.commands.render",
+    "drawb.commands.select",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]
@@ -38,6 +39,7 @@ class Command:
     arguments: list[tuple[tuple, dict]] = field(default_factory=list)
     cell: str | None = None  # what the cell body means in the ``%%dra`` form, if accepted
     line: bool = True  # whether the one-line ``%dra`` form is accepted
+    only: str | None = None  # the one front end (its prog, e.g. ``%dra``) that has it; None: every one
 
     def parser(self, prog: str = "%dra") -> argparse.ArgumentParser:
         """An argparse parser whose errors raise UsageError instead of exiting."""
@@ -64,26 +66,33 @@ def arg(*args, **kwargs) -> tuple[tuple, dict]:
     return args, kwargs
 
 
-def command(name: str, help: str, *arguments: tuple[tuple, dict], cell: str | None = None, line: bool = True):
-    """Register the decorated function as subcommand ``name``."""
+def command(
+    name: str,
+    help: str,
+    *arguments: tuple[tuple, dict],
+    cell: str | None = None,
+    line: bool = True,
+    only: str | None = None,
+):
+    """Register the decorated function as subcommand ``name`` (of front end ``only``'s alone, if given)."""
 
     def register(run: Runner) -> Runner:
-        COMMANDS[name] = Command(name, help, run, list(arguments), cell, line)
+        COMMANDS[name] = Command(name, help, run, list(arguments), cell, line, only)
         return run
 
     return register
 
 
-def load_commands() -> dict[str, Command]:
-    """Every registered subcommand (importing the modules that declare them)."""
+def load_commands(prog: str = "%dra") -> dict[str, Command]:
+    """Every subcommand front end ``prog`` has (importing the shared modules that declare them)."""
     for module in COMMAND_MODULES:
         importlib.import_module(module)
-    return COMMANDS
+    return {name: cmd for name, cmd in COMMANDS.items() if cmd.only in (None, prog)}
 
 
-def find(name: str) -> Command:
+def find(name: str, prog: str = "%dra") -> Command:
     """The subcommand ``name``, or a UsageError suggesting the closest one."""
-    commands = load_commands()
+    commands = load_commands(prog)
     if name in commands:
         return commands[name]
     close = difflib.get_close_matches(name, commands, n=1)
@@ -99,7 +108,7 @@ def run_line(session: Session, line: str, cell: str | None = None, prog: str = "
         raise UsageError(f"cannot split the command line: {exc}", hint="check the quotes") from None
     if not words:
         words = ["help"]
-    cmd = find(words[0])
+    cmd = find(words[0], prog)
     if cell is not None and cmd.cell is None:
         raise UsageError(f"{prog} {cmd.name} takes no cell body", hint=f"use the one-line form `{prog} {cmd.name}`")
     if cell is None and not cmd.line:
@@ -127,7 +136,7 @@ def problems_text(problems: list[str], limit: int = 10) -> str:
 def reference(prog: str = "%dra") -> str:
     """The reference of every subcommand, for ``%dra?`` and ``drawb --help``."""
     parts = []
-    for name, cmd in sorted(load_commands().items()):
+    for name, cmd in sorted(load_commands(prog).items()):
         usage = cmd.parser(prog).format_usage().replace("usage: ", "").strip()
         parts.append(f"{usage}\n    {cmd.help}" + (f"\n    cell form: %%dra {name} with {cmd.cell}" if cmd.cell else ""))
     return "\n\n".join(parts)

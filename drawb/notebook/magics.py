@@ -8,6 +8,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Unicode, observe
 from traitlets.config import Configurable
 
+import drawb.notebook.builder  # noqa: F401  (registers the notebook's own subcommand, %dra builder)
 from drawb.errors import DrawbError
 from drawb.session import Session
 

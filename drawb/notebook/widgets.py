@@ -10,7 +10,7 @@ import numpy as np
 from traitlets import Int, TraitError, Unicode, observe, validate
 
 from drawb.cel import SelectResult, preview
-from drawb.commands.read import summary_view
+from drawb.inventory.view import summary_view
 from drawb.session import Session
 
 if TYPE_CHECKING:

@@ -1,4 +1,7 @@
-"""``builder``: the selector builder widget (``%dra builder``), a CEL selector checked and previewed as you type."""
+"""``builder``: the selector builder widget (``%dra builder``), a CEL selector checked and previewed as you type.
+
+A subcommand of the notebook front end alone (``only="%dra"``): the ``drawb`` command line has no widgets.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +20,9 @@ if TYPE_CHECKING:
     "A widget to build a CEL device selector: compile errors, matching devices and per-device errors as you type.",
     arg("--class", dest="device_class", help="run this DeviceClass's selectors first, as the scheduler does"),
     arg("--node", help="only devices on this node"),
+    only="%dra",
 )
 def builder(session: Session, args, cell) -> SelectorBuilder:
-    if not session.prog.startswith("%"):
-        raise UsageError("builder is a notebook widget", hint="run `%dra builder` in Jupyter")
     from traitlets import TraitError
 
     from drawb.notebook.widgets import SelectorBuilder

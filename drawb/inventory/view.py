@@ -1,0 +1,49 @@
+"""The device frame as a person reads it first, shared by ``%dra devices``, ``drawb devices`` and the widgets."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from drawb.inventory._frame import CAPACITY_PREFIX
+
+
+def per_driver(frame: pd.DataFrame, attribute: str, prefix: str = "") -> pd.Series:
+    """Per row, the value of column ``<prefix><row's driver>/<attribute>`` (NA where it has none)."""
+    out = pd.Series(pd.NA, index=frame.index, dtype="object")
+    for driver in frame["driver"].dropna().unique():
+        column = f"{prefix}{driver}/{attribute}"
+        if column in frame:
+            rows = frame["driver"] == driver
+            out[rows] = frame.loc[rows, column].astype("object")
+    return out
+
+
+def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns a person reads first: where, what, how big, and who has it."""
+    view = pd.DataFrame(
+        {
+            "node": frame["node"],
+            "driver": frame["driver"],
+            "device": frame["device"],
+            "type": per_driver(frame, "type"),
+            "product": per_driver(frame, "productName"),
+            "memory": per_driver(frame, "memory", prefix=CAPACITY_PREFIX),
+            "profile": per_driver(frame, "profile"),
+        },
+        index=frame.index,
+    )
+    if "claim" in frame:
+        view["claim"] = frame["claim"]
+    if "reserved_for" in frame:
+        view["reserved_for"] = frame["reserved_for"].map(lambda pods: ", ".join(pods) if pods else None).astype("string")
+    order = sorted(range(len(view)), key=lambda i: (view["node"].iat[i], _natural(view["device"].iat[i])))
+    view = view.iloc[order].dropna(axis="columns", how="all").reset_index(drop=True)
+    view.attrs = frame.attrs
+    return view
+
+
+def _natural(name: str) -> list:
+    """Sort key that puts ``gpu-2`` before ``gpu-10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
