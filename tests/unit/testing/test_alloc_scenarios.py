@@ -1,0 +1,59 @@
+"""The allocation scenario generator: deterministic, valid-looking objects, every feature drawn."""
+
+from __future__ import annotations
+
+import collections
+
+import orjson
+
+from drawb.testing.alloc_scenarios import SCENARIO_LABEL, generate, generate_many
+
+
+def test_same_seed_same_scenario_other_seed_other():
+    assert orjson.dumps(generate(7).objects()) == orjson.dumps(generate(7).objects())
+    assert orjson.dumps(generate(7).objects()) != orjson.dumps(generate(8).objects())
+
+
+def test_names_and_labels_keep_scenarios_apart():
+    scenarios = generate_many(40)
+    names = [o["metadata"]["name"] for s in scenarios for o in s.objects()]
+    assert len(names) == len(set(names))
+    for s in scenarios:
+        assert all(o["metadata"]["labels"][SCENARIO_LABEL] == s.name for o in s.objects())
+        assert all(s.name in o["metadata"]["name"] for o in s.objects())
+        nodes = {n["metadata"]["name"] for n in s.nodes}
+        assert all(rs["spec"]["nodeName"] in nodes for rs in s.slices)
+
+
+def test_160_scenarios_draw_every_feature():
+    counts = collections.Counter(f for s in generate_many(160) for f in s.features)
+    wanted = {"static MIG", "partitionable devices", "device taints", "existing allocations",
+              "existing admin-access allocation", "firstAvailable", "allocationMode All", "matchAttribute",
+              "distinctAttribute", "request selector that errors", "class selector that errors", "admin access",
+              "tolerations", "over the claim limit"}
+    assert wanted <= set(counts), wanted - set(counts)
+    assert min(counts[f] for f in wanted) >= 5
+
+
+def test_partitionable_devices_consume_their_slice_counters_within_limits():
+    scenario = next(s for s in generate_many(60) if "partitionable devices" in s.features)
+    rs = next(rs for rs in scenario.slices if rs["spec"].get("sharedCounters"))
+    (counter_set,) = rs["spec"]["sharedCounters"]
+    assert len(rs["spec"]["devices"]) <= 64
+    for dev in rs["spec"]["devices"]:
+        (consumed,) = dev["consumesCounters"]
+        assert consumed["counterSet"] == counter_set["name"]
+        assert set(consumed["counters"]) <= set(counter_set["counters"])
+        assert "uuid" not in dev["attributes"]
+
+
+def test_existing_allocations_use_published_devices_once():
+    for s in generate_many(60):
+        published = {(rs["spec"]["pool"]["name"], d["name"]) for rs in s.slices for d in rs["spec"]["devices"]}
+        seen = collections.Counter()
+        for claim in s.allocated:
+            for r in claim["status"]["allocation"]["devices"]["results"]:
+                assert (r["pool"], r["device"]) in published
+                if not r.get("adminAccess"):
+                    seen[(r["pool"], r["device"])] += 1
+        assert all(n == 1 for n in seen.values())
