@@ -9,21 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
-class MigProfile:
-    """One MIG GPU-instance profile of a GPU model."""
-
-    name: str
-    gi_profile_id: int
-    multiprocessors: int
-    copy_engines: int
-    decoders: int
-    encoders: int
-    jpeg_engines: int
-    ofa_engines: int
-    memory_mib: int
-    memory_slices: int
+from drawb.gpu.driver import MigProfile
 
 
 @dataclass(frozen=True)

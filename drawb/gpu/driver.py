@@ -1,0 +1,207 @@
+"""What the NVIDIA DRA driver publishes for a GPU: device names, attributes, capacities, slices.
+
+The rules are those of ``gpu.nvidia.com`` driver v0.4.x with its default feature gates
+(../shared/research/nvidia-dra-driver.md has the sources): a full GPU is ``gpu-<minor>``, a static
+MIG device is ``gpu-<minor>-mig-<profile without dots>-<GI profile ID>-<placement start>``,
+versions are semver-normalised and capacities are BinarySI quantities. Both the simulated
+cluster's scenarios and ``%dra local`` (this machine's GPUs read through NVML) build their
+devices here, from plain facts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+GPU_DRIVER = "gpu.nvidia.com"
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what generateName draws suffixes from
+_BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """What the driver reads from NVML (and sysfs) for one physical GPU."""
+
+    minor: int
+    uuid: str
+    product_name: str
+    brand: str
+    architecture: str
+    compute_capability: str  # "9.0"
+    driver_version: str  # "580.159.04"
+    cuda_driver_version: str  # "13.0"
+    pci_bus_id: str  # "0000:00:06.0"
+    memory_bytes: int | None  # None when NVML says NOT_SUPPORTED: no memory capacity then
+    pcie_root: str | None = None
+    addressing_mode: str | None = None
+
+
+@dataclass(frozen=True)
+class MigProfile:
+    """One MIG GPU-instance profile: its go-nvlib name, NVML profile ID and what it holds."""
+
+    name: str
+    gi_profile_id: int
+    multiprocessors: int
+    copy_engines: int
+    decoders: int
+    encoders: int
+    jpeg_engines: int
+    ofa_engines: int
+    memory_mib: int
+    memory_slices: int
+
+
+def stable_hex(*parts: object, length: int = 32) -> str:
+    """A deterministic hex string derived from ``parts``."""
+    return hashlib.sha1("/".join(map(str, parts)).encode()).hexdigest()[:length]
+
+
+def stable_uuid(prefix: str, *parts: object) -> str:
+    """A deterministic NVML-style UUID such as ``GPU-5c1e8bc8-d661-19a0-6324-880d939e975d``."""
+    h = stable_hex(*parts)
+    return f"{prefix}-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def name_suffix(*parts: object) -> str:
+    """A deterministic 5-character suffix drawn from generateName's alphabet."""
+    digest = hashlib.sha1("/".join(map(str, parts)).encode()).digest()
+    return "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
+
+
+def normalize_version(text: str) -> str:
+    """Driver-side semver normalisation: ``580.95.05`` -> ``580.95.5``, ``9.0`` -> ``9.0.0``."""
+    parts = [str(int(p)) for p in text.split(".")]
+    while len(parts) < 3:
+        parts.append("0")
+    return ".".join(parts[:3])
+
+
+def cuda_driver_version(value: int) -> str:
+    """NVML's CUDA driver version integer as the driver writes it: ``13000`` -> ``13.0``."""
+    return f"{value // 1000}.{value % 1000 // 10}"
+
+
+def bytes_quantity(value: int) -> str:
+    """``value`` bytes as Kubernetes canonicalises a BinarySI quantity (``150754820096`` -> ``143771Mi``)."""
+    suffixes = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+    suffix = suffixes.pop(0)
+    if abs(value) < 1024:
+        return str(value)
+    while value % 1024 == 0 and suffixes and value:
+        value, suffix = value // 1024, suffixes.pop(0)
+    return f"{value}{suffix}"
+
+
+def binary_si(mib: int) -> str:
+    """``mib`` MiB written as Kubernetes writes a BinarySI quantity (``40960`` -> ``40Gi``)."""
+    return bytes_quantity(mib * 1024 * 1024)
+
+
+def pci_bus_id(nvml_bus_id: str) -> str:
+    """NVML's bus ID as go-nvlib and the DRA library give it: lower case, 4-digit domain."""
+    text = nvml_bus_id.strip().lower()
+    if re.match(r"^0{4}[0-9a-f]{4}:", text):
+        text = text[4:]
+    if not _BDF.match(text):
+        raise ValueError(f"PCI bus ID {nvml_bus_id!r} is not in the DDDD:BB:DD.F form the driver requires")
+    return text
+
+
+def pcie_root(sysfs_link: str | None, bus_id: str) -> str | None:
+    """The PCIe root (``pci0000:00``) from the target of ``/sys/bus/pci/devices/<bus_id>``, if it resolves."""
+    if not sysfs_link:
+        return None
+    parts = [p for p in sysfs_link.split("/") if p not in ("", ".", "..")]
+    if "devices" not in parts or parts[-1] != bus_id:
+        return None
+    after = parts[parts.index("devices") + 1 :]
+    return after[0] if after and after[0].startswith("pci") else None
+
+
+def _common_attributes(gpu: GpuFacts) -> dict[str, dict]:
+    attrs = {
+        "architecture": {"string": gpu.architecture},
+        "brand": {"string": gpu.brand},
+        "cudaComputeCapability": {"version": normalize_version(gpu.compute_capability)},
+        "cudaDriverVersion": {"version": normalize_version(gpu.cuda_driver_version)},
+        "driverVersion": {"version": normalize_version(gpu.driver_version)},
+        "productName": {"string": gpu.product_name},
+        "resource.kubernetes.io/pciBusID": {"string": gpu.pci_bus_id},
+    }
+    if gpu.pcie_root:
+        attrs["resource.kubernetes.io/pcieRoot"] = {"string": gpu.pcie_root}
+    if gpu.addressing_mode:
+        attrs["addressingMode"] = {"string": gpu.addressing_mode}
+    return attrs
+
+
+def full_gpu_device(gpu: GpuFacts) -> dict:
+    """The ``type: gpu`` device entry of a GPU without MIG."""
+    attrs = _common_attributes(gpu)
+    attrs["type"] = {"string": "gpu"}
+    attrs["uuid"] = {"string": gpu.uuid}
+    device = {"name": f"gpu-{gpu.minor}", "attributes": dict(sorted(attrs.items()))}
+    if gpu.memory_bytes is not None:
+        device["capacity"] = {"memory": {"value": bytes_quantity(gpu.memory_bytes)}}
+    return device
+
+
+def mig_device_name(minor: int, profile: str, gi_profile_id: int, start: int) -> str:
+    """``gpu-0-mig-1g18gb-19-3``: parent minor, profile without dots, GI profile ID, placement start.
+
+    The profile is made RFC 1123 compliant as the driver does: ``1g.18gb+me`` -> ``1g18gb-me``.
+    """
+    short = re.sub(r"[^a-z0-9-.]", "-", profile.replace(".", "").lower()).strip("-").removesuffix(".")[:253]
+    return f"gpu-{minor}-mig-{short}-{gi_profile_id}-{start}"
+
+
+def mig_device(gpu: GpuFacts, profile: MigProfile, start: int, uuid: str | None) -> dict:
+    """The ``type: mig`` device entry of one static MIG device placed at ``start`` on ``gpu``."""
+    attrs = _common_attributes(gpu)
+    attrs["type"] = {"string": "mig"}
+    attrs["profile"] = {"string": profile.name}
+    attrs["parentUUID"] = {"string": gpu.uuid}
+    if uuid:
+        attrs["uuid"] = {"string": uuid}
+    capacity = {
+        "copyEngines": {"value": str(profile.copy_engines)},
+        "decoders": {"value": str(profile.decoders)},
+        "encoders": {"value": str(profile.encoders)},
+        "jpegEngines": {"value": str(profile.jpeg_engines)},
+        "memory": {"value": binary_si(profile.memory_mib)},
+        "multiprocessors": {"value": str(profile.multiprocessors)},
+        "ofaEngines": {"value": str(profile.ofa_engines)},
+    }
+    for memory_slice in range(start, start + profile.memory_slices):
+        capacity[f"memorySlice{memory_slice}"] = {"value": "1"}
+    return {
+        "name": mig_device_name(gpu.minor, profile.name, profile.gi_profile_id, start),
+        "attributes": dict(sorted(attrs.items())),
+        "capacity": dict(sorted(capacity.items())),
+    }
+
+
+def resource_slice(
+    driver: str, node_name: str, devices: list[dict], *, generation: int, name_suffix: str, node_uid: str
+) -> dict:
+    """The one ResourceSlice of ``node_name``'s pool, named as the DRA library's ``generateName`` does."""
+    generate_name = f"00000-{driver}-{node_name}-"
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {
+            "name": generate_name + name_suffix,
+            "generateName": generate_name,
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Node", "name": node_name, "uid": node_uid, "controller": True}
+            ],
+        },
+        "spec": {
+            "driver": driver,
+            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": 1},
+            "nodeName": node_name,
+            "devices": devices,
+        },
+    }
