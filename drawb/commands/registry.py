@@ -22,6 +22,7 @@ from drawb.session import Session
 COMMAND_MODULES = (
     "drawb.commands.connect",
     "drawb.commands.read",
+    "drawb.commands.local",
     "drawb.commands.render",
     "drawb.commands.select",
 )

@@ -9,19 +9,24 @@ KUBELET_VERSION = "v1.34.3"
 
 def node_object(scenario: str, node: GpuNode) -> dict:
     """The Node a kubelet would register for ``node`` (labels, capacity, Ready)."""
+    return gpu_node_object(scenario, node.name, node.gpu_model.product_name, node.labels)
+
+
+def gpu_node_object(scenario: str, name: str, product_name: str, extra_labels: dict[str, str]) -> dict:
+    """The Node of a GPU host called ``name`` whose GPUs are ``product_name``."""
     labels = {
         "kubernetes.io/arch": "amd64",
-        "kubernetes.io/hostname": node.name,
+        "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "nvidia.com/gpu.present": "true",
-        "nvidia.com/gpu.product": node.gpu_model.product_name.replace("NVIDIA ", "NVIDIA-").replace(" ", "-"),
-        **node.labels,
+        "nvidia.com/gpu.product": product_name.replace("NVIDIA ", "NVIDIA-").replace(" ", "-"),
+        **extra_labels,
     }
     resources = {"cpu": "96", "memory": "1056Gi", "pods": "110", "ephemeral-storage": "3500Gi"}
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": node.name, "uid": stable_uuid("node", scenario, node.name)[5:], "labels": labels},
+        "metadata": {"name": name, "uid": stable_uuid("node", scenario, name)[5:], "labels": labels},
         "spec": {},
         "status": {
             "capacity": dict(resources),

@@ -49,13 +49,18 @@ def list_scenarios() -> dict[str, str]:
         if entry.name.endswith(".yaml"):
             found[entry.name[:-5]] = yaml.safe_load(entry.read_text()).get("description", "")
     found["synthetic"] = "generated cluster of any size: synthetic:<nodes>[x<devices per node>]"
+    found["local"] = "this machine's GPUs read through NVML (local:FILE: readings saved with `local --save FILE`)"
     return dict(sorted(found.items()))
 
 
 def build_scenario(name: str = "default") -> Scenario:
-    """The bundled scenario ``name``, or ``synthetic:<nodes>[x<devices per node>]``."""
+    """The bundled scenario ``name``, ``synthetic:<nodes>[x<devices per node>]``, or ``local[:FILE]``."""
     if name.startswith("synthetic"):
         return _synthetic_from_name(name)
+    if name == "local" or name.startswith("local:"):
+        from drawb.cluster.sim.scenarios.local import local_scenario
+
+        return local_scenario(name.partition(":")[2] or None)
     path = resources.files(__package__) / f"{name}.yaml"
     if not path.is_file():
         known = ", ".join(list_scenarios())
