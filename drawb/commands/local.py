@@ -150,6 +150,16 @@ def load_readings(path: str) -> dict:
         raise UsageError(f"{path}: {exc}", hint="give a file saved with `local --save FILE`") from None
 
 
+def _read(prog: str) -> dict:
+    from drawb.gpu.nvml import NvmlUnavailable, read_nvml
+
+    try:
+        return read_nvml()
+    except NvmlUnavailable as exc:
+        exc.hint = f"{exc.hint}, or convert readings saved there with `{prog} local --save FILE`: `{prog} local --from FILE`"
+        raise
+
+
 @command(
     "local",
     "This machine's GPUs, read through NVML, as the NVIDIA DRA driver would publish them, with live figures.",
@@ -159,9 +169,8 @@ def load_readings(path: str) -> dict:
 )
 def local(session: Session, args, cell) -> LocalReport | SliceYaml:
     from drawb.gpu.local import convert
-    from drawb.gpu.nvml import read_nvml
 
-    readings = load_readings(args.source) if args.source else read_nvml()
+    readings = load_readings(args.source) if args.source else _read(session.prog)
     if args.save:
         Path(args.save).write_text(json.dumps(readings, indent=1) + "\n")
     report = LocalReport(convert(readings))

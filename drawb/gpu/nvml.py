@@ -55,8 +55,7 @@ def _init_error(exc: Exception) -> NvmlUnavailable:
     except OSError as load_error:
         return NvmlUnavailable(
             f"no NVIDIA driver here: the NVML library {NVML_LIBRARY} could not be loaded ({load_error})",
-            hint="run on a machine with an NVIDIA GPU and its driver installed; "
-            "without one, `connect --scenario local:FILE` loads readings saved with `local --save FILE` elsewhere",
+            hint="run on a machine with an NVIDIA GPU and its driver installed",
         )
     return NvmlUnavailable(
         f"NVML ({NVML_LIBRARY}) loaded but did not start: {exc}",
