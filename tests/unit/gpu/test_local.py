@@ -249,3 +249,15 @@ def test_profile_names_follow_go_nvlib(index, memory_mib, total, ci, expected):
 
 def test_mig_memory_rounds_to_eighths_of_the_gpu():
     assert mig_memory_gb(150754820096, 71424) == 71 and mig_memory_gb(150754820096, 33280) == 35
+
+
+def test_a_simulated_pod_given_these_devices_prints_what_the_real_nvidia_smi_printed(local):
+    """Real NVML -> driver devices -> the sim's nvidia-smi renderers == the real nvidia-smi of the same run."""
+    from drawb.gpu.smi import nvidia_smi_list
+    from drawb.gpu.smi_render import nvidia_smi_query, visible_gpus
+
+    assert parse_list(nvidia_smi_list(local.devices)) == parse_list((RUN / "nvidia-smi-L.txt").read_text())
+    fields = ["index", "uuid", "name", "pci.bus_id", "memory.total", "driver_version", "compute_cap", "mig.mode.current"]
+    (real,) = parse_query_csv((RUN / "nvidia-smi-query.csv").read_text())
+    (simulated,) = parse_query_csv(nvidia_smi_query(visible_gpus(local.devices), fields))
+    assert simulated == {name: real[name] for name in fields}
