@@ -1,0 +1,180 @@
+"""``allocate``: the scheduler's structured allocation of a pod's claims on one node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from drawb.alloc.errors import AllocationError
+from drawb.alloc.nodes import merge_requirements, node_name_selector
+from drawb.alloc.pools import gather_pools
+from drawb.alloc.requests import RequestData
+from drawb.alloc.rules import Rules, rules_for
+from drawb.alloc.search import DeviceResult, MaxSizeExceeded, Search
+from drawb.alloc.selectors import SelectorEvaluator
+from drawb.alloc.state import AllocatedState, gather_allocated
+from drawb.alloc.validation import validate
+from drawb.alloc.versions import Flavor, flavor as resolve_flavor
+
+Obj = Mapping[str, Any]
+
+
+def allocate(
+    claims: Sequence[Obj],
+    *,
+    node: Obj | None,
+    slices: Iterable[Obj],
+    classes: Iterable[Obj],
+    allocated: Iterable[Obj] = (),
+    kubernetes_version: str = "1.34",
+    feature_gates: Mapping[str, bool] | None = None,
+) -> list[dict] | None:
+    """Allocate ``claims`` together on ``node`` as the scheduler of ``kubernetes_version`` does.
+
+    Returns one ``status.allocation`` per claim, in order; None when they cannot all be allocated
+    on this node; raises AllocationError with the scheduler's message for invalid input. Gates not
+    named in ``feature_gates`` take the version's default; they pick the stable, incubating or
+    experimental implementation as the scheduler does. Where Go's pool order is random (1.34,
+    1.35, and the stable implementation), drawb tries pools sorted by driver and pool name.
+    """
+    chosen = resolve_flavor(kubernetes_version, feature_gates)
+    gates = dict(chosen.gates)
+    state = gather_allocated(allocated, gates.get("DRAConsumableCapacity", False))
+    return allocate_with(chosen, claims, node=node, slices=list(slices), classes=list(classes), state=state)
+
+
+def allocate_with(flavor: Flavor, claims: Sequence[Obj], *, node: Obj | None, slices: list[Obj],
+                  classes: list[Obj], state: AllocatedState, stats: dict | None = None) -> list[dict] | None:  # fmt: skip
+    """``allocate`` for one resolved Flavor and AllocatedState (the upstream tests drive this);
+    ``stats["invocations"]`` receives the search's step count (``NumAllocateOneInvocations``)."""
+    rules = rules_for(flavor)
+    by_name = {}
+    for device_class in classes:
+        by_name.setdefault((device_class.get("metadata") or {}).get("name", ""), device_class)
+    pools = gather_pools(slices, node, flavor)
+    search = Search(list(claims), node, pools, rules, state, SelectorEvaluator(flavor.minor, flavor.gates))
+    validate(search, by_name)
+    try:
+        done = search.allocate_one(0, 0, 0, 0, False)
+    except MaxSizeExceeded:
+        return None
+    finally:
+        if stats is not None:
+            stats["invocations"] = search.invocations
+    if not done:
+        # 1.35+: "invalid resource pools were encountered" fails only this node (ErrFailedAllocationOnNode).
+        return None
+    node_name = ((node or {}).get("metadata") or {}).get("name", "")
+    return [_allocation(search, i, claim, node_name) for i, claim in enumerate(search.claims)]
+
+
+def _allocation(search: Search, claim_i: int, claim: Obj, node_name: str) -> dict:
+    rules = search.rules
+    results = []
+    for r in search.results[claim_i]:
+        result: dict[str, Any] = {
+            "request": r.request_name,
+            "driver": r.candidate.id[0],
+            "pool": r.candidate.id[1],
+            "device": r.candidate.id[2],
+        }
+        if r.admin_access:
+            result["adminAccess"] = True
+        if rules.tolerations_in_results and r.tolerations:
+            result["tolerations"] = [dict(t) for t in r.tolerations]
+        if rules.binding_results:
+            device = r.candidate.device
+            if device.get("bindingConditions"):
+                result["bindingConditions"] = list(device["bindingConditions"])
+            if device.get("bindingFailureConditions"):
+                result["bindingFailureConditions"] = list(device["bindingFailureConditions"])
+        if r.share_id is not None:
+            result["shareID"] = r.share_id
+        if r.consumed:
+            result["consumedCapacity"] = {k: str(v) for k, v in r.consumed.items()}
+        results.append(result)
+    devices: dict[str, Any] = {"results": results}
+    config = _config(search, claim_i, claim)
+    if config:
+        devices["config"] = config
+    allocation: dict[str, Any] = {"devices": devices}
+    selector = _node_selector(search.results[claim_i], rules, node_name, claim)
+    if selector is not None:
+        allocation["nodeSelector"] = selector
+    return allocation
+
+
+def _selected(search: Search, claim_i: int, request_i: int) -> RequestData:
+    data = search.request_data[(claim_i, request_i, 0)]
+    if data.parent is not None:
+        data = search.request_data[(claim_i, request_i, data.selected_sub)]
+    return data
+
+
+def _config(search: Search, claim_i: int, claim: Obj) -> list[dict]:
+    """Class configs once per class (in request order), then the claim's configs as the 1.34 code
+    emits them (a config naming several requests appears once per request it names)."""
+    devices = (claim.get("spec") or {}).get("devices") or {}
+    requests = devices.get("requests") or []
+    config: list[dict] = []
+    class_ranges: dict[str, tuple[int, int]] = {}
+    for request_i in range(len(requests)):
+        data = _selected(search, claim_i, request_i)
+        device_class = data.device_class
+        if device_class is None:
+            continue
+        class_name = (device_class.get("metadata") or {}).get("name", "")
+        if class_name in class_ranges:
+            start, end = class_ranges[class_name]
+            for entry in config[start:end]:
+                entry["requests"].append(data.name)
+            continue
+        start = len(config)
+        for entry in (device_class.get("spec") or {}).get("config") or []:
+            config.append({"source": "FromClass", "requests": [data.name], **_configuration(entry)})
+        class_ranges[class_name] = (start, len(config))
+    for entry in devices.get("config") or []:
+        names = entry.get("requests") or []
+        if not names:
+            config.append({"source": "FromClaim", **_configuration(entry)})
+            continue
+        for request_i, request in enumerate(requests):
+            if request.get("name") in names:
+                config.append({"source": "FromClaim", "requests": list(names), **_configuration(entry)})
+                continue
+            data = search.request_data[(claim_i, request_i, 0)]
+            if data.parent is None:
+                continue
+            if _selected(search, claim_i, request_i).name in names:
+                config.append({"source": "FromClaim", "requests": list(names), **_configuration(entry)})
+    return config
+
+
+def _configuration(entry: Obj) -> dict:
+    """The DeviceConfiguration part of a class or claim config (``opaque``)."""
+    return {k: v for k, v in entry.items() if k not in ("requests", "source")}
+
+
+def _node_selector(results: list[DeviceResult], rules: Rules, node_name: str, claim: Obj) -> dict | None:
+    """Where the allocation can be used (``createNodeSelector``); None means everywhere."""
+    term: dict[str, list] = {"matchFields": [], "matchExpressions": []}
+    for r in results:
+        spec = r.candidate.slice.get("spec") or {}
+        source = r.candidate.device if spec.get("perDeviceNodeSelection") else spec
+        local = source.get("nodeName") is not None
+        if local or (rules.target_node_selector and r.candidate.device.get("bindsToNode")):
+            return node_name_selector(node_name if rules.target_node_selector else source.get("nodeName", ""))
+        selector = source.get("nodeSelector")
+        if selector is not None:
+            terms = selector.get("nodeSelectorTerms") or []
+            if len(terms) > 1:
+                name = (claim.get("metadata") or {}).get("name", "")
+                raise AllocationError(
+                    f"create NodeSelector for claim {name}: unsupported ResourceSlice.NodeSelector with {len(terms)} terms"
+                )
+            if terms:
+                merge_requirements(term["matchFields"], terms[0].get("matchFields") or [])
+                merge_requirements(term["matchExpressions"], terms[0].get("matchExpressions") or [])
+    if term["matchFields"] or term["matchExpressions"]:
+        return {"nodeSelectorTerms": [{k: v for k, v in term.items() if v}]}
+    return None

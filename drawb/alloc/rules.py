@@ -1,0 +1,75 @@
+"""The behaviours that differ between Kubernetes versions and allocator implementations, named,
+so the search and validation read one flag instead of comparing versions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from drawb.alloc.requests import kobj
+from drawb.alloc.versions import Flavor
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Resolved from a Flavor by ``rules_for``."""
+
+    flavor: Flavor
+    max_size_error: bool  # prune branches that would exceed 32 results (not stable 1.34/1.35)
+    consumable_capacity: bool  # capacity requests and shared devices are honoured
+    capacity_gate_check: bool  # capacity requests with the gate off are an error
+    distinct_supported: bool  # distinctAttribute is a known constraint
+    distinct_by_pointer: bool  # 1.34: only the same device clashes
+    list_attributes: bool  # list-type attribute semantics in constraints
+    match_restores_intersection: bool  # 1.37: backtracking widens matchAttribute's common set again
+    distinct_stack: bool  # 1.37: distinctAttribute remembers every device, not one per request
+    binding: bool  # devices with binding conditions may be picked
+    binding_results: bool  # binding conditions copied into results
+    target_node_selector: bool  # node-local results select the target node (also bindsToNode)
+    capacity_slot_quirk: bool  # 1.34 experimental checks capacity of devices[slot index]
+    partitionable: bool
+    taints: bool
+    taint_effects_all: bool  # 1.34: every taint needs a toleration, whatever its effect
+    all_keeps_subrequest: bool  # "All" mode keeps the subrequest index between slots (1.36+)
+    invalid_pool_error: bool  # reaching an invalid pool in the search is an error (1.34)
+    skip_unusable_pools: bool  # the search skips incomplete and invalid pools (1.35+)
+    combinations: bool  # within a request, later slots only try later devices (1.36+ incubating, experimental)
+    tolerations_in_results: bool  # results carry the request's tolerations (1.35+)
+    limit_per_request: bool  # the 32-device limit is checked request by request (1.35+)
+    invalid_pools_fail_node: bool  # when nothing fits and some pool is invalid: unschedulable here (1.35+)
+
+    @staticmethod
+    def kobj(claim) -> str:
+        return kobj(claim)
+
+
+def rules_for(flavor: Flavor) -> Rules:
+    """The rules of one allocator run."""
+    minor, impl = flavor.minor, flavor.impl
+    experimental = impl == "experimental"
+    legacy = minor == 34 or (minor == 35 and impl == "stable")
+    has_capacity_code = experimental or (impl == "incubating" and minor >= 36)
+    return Rules(
+        flavor=flavor,
+        max_size_error=impl != "stable" or minor >= 36,
+        consumable_capacity=has_capacity_code and flavor.has("ConsumableCapacity"),
+        capacity_gate_check=has_capacity_code,
+        distinct_supported=has_capacity_code,
+        distinct_by_pointer=minor == 34,
+        list_attributes=flavor.has("ListTypeAttributes"),
+        match_restores_intersection=minor >= 37,
+        distinct_stack=minor >= 37,
+        binding=flavor.binding,
+        binding_results=has_capacity_code and (flavor.has("DeviceBinding") if minor == 34 else flavor.binding),
+        target_node_selector=has_capacity_code,
+        capacity_slot_quirk=minor == 34,
+        partitionable=flavor.has("PartitionableDevices"),
+        taints=flavor.has("DeviceTaints"),
+        taint_effects_all=legacy,
+        all_keeps_subrequest=minor >= 36,
+        invalid_pool_error=minor == 34,
+        skip_unusable_pools=minor >= 35,
+        combinations=minor >= 36 and impl != "stable",
+        tolerations_in_results=not legacy,
+        limit_per_request=minor >= 35,
+        invalid_pools_fail_node=minor >= 35,
+    )

@@ -1,0 +1,198 @@
+"""Kubernetes' own allocator test table (``structured/internal/allocatortesting``), as data.
+
+``cases/upstream-<version>.json`` holds every TestAllocator case of that release of
+k8s.io/dynamic-resource-allocation with the result each implementation (stable, incubating,
+experimental) produced while the upstream test passed; ``upstream/generate`` rebuilds them. Each
+case runs here against the same implementation, with the same features, through drawb.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import pytest
+
+from drawb.alloc import AllocationError, allocate
+from drawb.alloc.allocator import allocate_with
+from drawb.alloc.state import AllocatedState
+from drawb.alloc.versions import Flavor, choose
+from drawb.api.quantity import Quantity
+
+CASES = pathlib.Path(__file__).parent / "cases"
+FIXED_SHARE_ID = "<share-id>"
+
+# Go feature field -> the gates that turn it on (for driving the public API).
+FEATURE_GATES = {
+    "AdminAccess": ["DRAAdminAccess"],
+    "PrioritizedList": ["DRAPrioritizedList"],
+    "PartitionableDevices": ["DRAPartitionableDevices"],
+    "DeviceTaints": ["DRADeviceTaints"],
+    "ConsumableCapacity": ["DRAConsumableCapacity"],
+    "DeviceBinding": ["DRADeviceBindingConditions"],
+    "DeviceStatus": ["DRAResourceClaimDeviceStatus"],
+    "DeviceBindingAndStatus": ["DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"],
+    "ListTypeAttributes": ["DRAListTypeAttributes"],
+}
+ALL_GATES = sorted({g for gates in FEATURE_GATES.values() for g in gates})
+
+# Where the upstream test harness differs from a real scheduler, and drawb speaks as the scheduler.
+# The test's class lister answers NotFound for an empty GroupResource; the scheduler's informer
+# lister names the resource.
+HARNESS_MESSAGES = [(':  "not found" not found', ': deviceclass.resource.k8s.io "{class}" not found')]
+
+
+# Errors wrapping ErrFailedAllocationOnNode (1.35+) fail only the node: the scheduler reports the
+# node as unschedulable, and drawb's allocate returns None.
+NODE_FAILURES = ("invalid resource pools were encountered",)
+
+
+def _load() -> list[tuple[str, str, dict, str]]:
+    params = []
+    for path in sorted(CASES.glob("upstream-*.json")):
+        data = json.loads(path.read_text())
+        for case in data["cases"]:
+            for impl in sorted(case["outcomes"]):
+                params.append(pytest.param(data["version"], impl, case, id=f"{data['version']}-{impl}-{case['name']}"))
+    return params
+
+
+PARAMS = _load()
+
+
+def _features(case: dict) -> frozenset[str]:
+    return frozenset(k for k, v in (case.get("features") or {}).items() if v)
+
+
+def _device_id(text: str) -> tuple[str, str, str]:
+    driver, rest = text.split("/", 1)
+    pool, device = rest.rsplit("/", 1)
+    return driver, pool, device
+
+
+def _state(case: dict) -> AllocatedState:
+    state = AllocatedState()
+    state.allocated = {_device_id(d) for d in case.get("allocated") or []}
+    for device, consumed in (case.get("capacity") or {}).items():
+        state.capacity[_device_id(device)] = {k: Quantity.parse(v) for k, v in consumed.items()}
+    return state
+
+
+def _gates(minor: int, features: frozenset[str]) -> dict[str, bool]:
+    on = {g for f in features for g in FEATURE_GATES.get(f, [])}
+    return {g: g in on for g in ALL_GATES if g != "DRAListTypeAttributes" or minor >= 36}
+
+
+def _quantity(text: str) -> str:
+    return Quantity.parse(text).canonical()
+
+
+def _selector(selector: dict | None) -> Any:
+    if not selector:
+        return None
+    terms = []
+    for term in selector.get("nodeSelectorTerms") or []:
+        norm = {}
+        for kind in ("matchExpressions", "matchFields"):
+            reqs = [
+                (r.get("key"), r.get("operator"), tuple(sorted(r.get("values") or []))) for r in term.get(kind) or []
+            ]
+            norm[kind] = sorted(reqs)
+        terms.append(json.dumps(norm, sort_keys=True))
+    return sorted(terms)
+
+
+def _result(result: dict) -> str:
+    norm = {k: v for k, v in result.items() if v not in (None, [], {}, False)}
+    if "shareID" in norm:
+        norm["shareID"] = FIXED_SHARE_ID
+    if "consumedCapacity" in norm:
+        norm["consumedCapacity"] = {k: _quantity(v) for k, v in norm["consumedCapacity"].items()}
+    return json.dumps(norm, sort_keys=True)
+
+
+def normalize(allocations: list[dict] | None) -> Any:
+    """What the upstream matchers compare: results in any order, selector terms and values as sets."""
+    if allocations is None:
+        return None
+    out = []
+    for allocation in allocations:
+        devices = allocation.get("devices") or {}
+        config = [{k: v for k, v in c.items() if v not in (None, [])} for c in devices.get("config") or []]
+        out.append({
+            "results": sorted(_result(r) for r in devices.get("results") or []),
+            "config": config,
+            "nodeSelector": _selector(allocation.get("nodeSelector")),
+        })  # fmt: skip
+    return sorted(out, key=lambda a: json.dumps(a, sort_keys=True))
+
+
+def expected_error(case: dict, outcome: dict) -> str:
+    message = outcome["error"]
+    for go, drawb in HARNESS_MESSAGES:
+        if go in message:
+            class_name = message.split("could not retrieve device class ", 1)[1].split(":", 1)[0]
+            message = message.replace(go, drawb.format(**{"class": class_name}))
+    return message
+
+
+def run(version: str, impl: str, case: dict, public: bool = False, stats: dict | None = None):
+    minor = int(version.split(".")[1])
+    features = _features(case)
+    kwargs = {"node": case.get("node"), "slices": case.get("slices") or [], "classes": case.get("classes") or []}
+    if public:
+        claims = []
+        for device in case.get("allocated") or []:
+            driver, pool, name = _device_id(device)
+            claims.append({"status": {"allocation": {"devices": {"results": [{"driver": driver, "pool": pool, "device": name}]}}}})
+        return allocate(case.get("claims") or [], allocated=claims, kubernetes_version=version,
+                        feature_gates=_gates(minor, features), **kwargs)  # fmt: skip
+    gates = tuple(sorted(_gates(minor, features).items()))
+    flavor = Flavor(minor, impl, features, gates)
+    return allocate_with(flavor, case.get("claims") or [], state=_state(case), stats=stats, **kwargs)
+
+
+@pytest.mark.parametrize(("version", "impl", "case"), PARAMS)
+def test_upstream_case(version: str, impl: str, case: dict) -> None:
+    outcome = case["outcomes"][impl]
+    if outcome["error"] in NODE_FAILURES:
+        assert run(version, impl, case) is None
+        return
+    if outcome["error"] is not None:
+        with pytest.raises(AllocationError) as info:
+            run(version, impl, case)
+        assert str(info.value) == expected_error(case, outcome)
+        return
+    stats: dict = {}
+    assert normalize(run(version, impl, case, stats=stats)) == normalize(outcome["results"])
+    if case.get("expectNumAllocateOneInvocations") and outcome.get("numAllocateOneInvocations") is not None:
+        assert stats["invocations"] == outcome["numAllocateOneInvocations"]
+
+
+def _public_cases():
+    for param in PARAMS:
+        version, impl, case = param.values
+        minor = int(version.split(".")[1])
+        features = _features(case)
+        try:
+            chosen = choose(minor, features)
+        except AllocationError:
+            continue
+        if chosen == impl and not case.get("capacity") and not (case.get("claims") is None):
+            yield param
+
+
+@pytest.mark.parametrize(("version", "impl", "case"), list(_public_cases()))
+def test_upstream_case_through_allocate(version: str, impl: str, case: dict) -> None:
+    """The public contract with the case's gates picks the same implementation and gives the same answer."""
+    outcome = case["outcomes"][impl]
+    if outcome["error"] in NODE_FAILURES:
+        assert run(version, impl, case, public=True) is None
+        return
+    if outcome["error"] is not None:
+        with pytest.raises(AllocationError) as info:
+            run(version, impl, case, public=True)
+        assert str(info.value) == expected_error(case, outcome)
+        return
+    assert normalize(run(version, impl, case, public=True)) == normalize(outcome["results"])
