@@ -36,7 +36,7 @@ from celpy import celtypes
 from drawb.api.quantity import Quantity
 from drawb.cel import compile_selector, select
 from drawb.api.semver import Semver
-from drawb.cel.selector import split_name
+from drawb.inventory.schema import split_name
 from drawb.inventory import device_frame
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "research" / "fixtures"

@@ -8,9 +8,10 @@ type checking has no cost estimator, hence this module.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from drawb.cel.ast import CheckedAst, Node, Type
+from drawb.cel.device import declared_size
 from drawb.cel.env import EnvSpec
 
 U64 = (1 << 64) - 1
@@ -67,58 +68,9 @@ ONE = fixed(1)
 UNKNOWN = Est(0, U64)
 
 
-# --- DRA's declared sizes (sizeEstimator) ---------------------------------------------------
-
-
-@dataclass
-class Decl:
-    """A declared field's maximum size (cel DeclType.MaxElements) and its children."""
-
-    max: int
-    fields: dict[str, Decl] = field(default_factory=dict)
-    key: Decl | None = None
-    elem: Decl | None = None
-    is_attribute: bool = False
-
-
-def _device_decl() -> Decl:
-    attribute = Decl(64, is_attribute=True)
-    inner_attrs = Decl(32, key=Decl(32), elem=attribute)
-    inner_caps = Decl(32, key=Decl(32), elem=Decl(0))
-    return Decl(
-        0,
-        fields={
-            "driver": Decl(63),
-            "attributes": Decl(32, key=Decl(63), elem=inner_attrs),
-            "capacity": Decl(32, key=Decl(63), elem=inner_caps),
-            "allowMultipleAllocations": Decl(1),
-        },
-    )
-
-
-_DEVICE = _device_decl()
-
-
 def _declared_size(path: list[str] | None) -> Est | None:
-    if not path or path[0] != "device":
-        return None
-    node = _DEVICE
-    for name in path[1:]:
-        if name in ("@items", "@values"):
-            if node.elem is None:
-                return None
-            node = node.elem
-        elif name == "@keys":
-            if node.key is None:
-                return None
-            node = node.key
-        elif name in node.fields:
-            node = node.fields[name]
-        elif node.elem is not None and node.elem.is_attribute:
-            node = node.elem
-        else:
-            return None
-    return Est(0, node.max)
+    most = declared_size(path)
+    return None if most is None else Est(0, most)
 
 
 # --- the coster -----------------------------------------------------------------------------

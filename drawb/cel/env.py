@@ -9,6 +9,9 @@ from typing import Mapping
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
+from drawb.cel import device
+from drawb.cel.decls import B, CIDR, D, FORMAT, I, IP, QUANTITY, SEMVER, URL, S, T, U, declare
+
 SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37")
 
 # Feature gates that change the DRA CEL environment, with the minor version from which each is on
@@ -78,40 +81,11 @@ def env_spec(kubernetes_version: str, stored: bool, feature_gates: Mapping[str, 
 
 # --- declarations ---------------------------------------------------------------------------
 
-T = cel.Type
-QUANTITY = T.AbstractType("kubernetes.Quantity")
-SEMVER = T.AbstractType("kubernetes.Semver")
-URL = T.AbstractType("kubernetes.URL")
-IP = T.AbstractType("net.IP")
-CIDR = T.AbstractType("net.CIDR")
-FORMAT = T.AbstractType("kubernetes.NamedFormat")
-S, I, B, D, U = T.STRING, T.INT, T.BOOL, T.DOUBLE, T.UINT
-
 FORMAT_NAMES = (
     "dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
     "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date",
     "datetime",
 )  # fmt: skip
-
-
-def _unused(*_args):
-    raise RuntimeError("drawb evaluates CEL itself; the checker's runtime is not used")
-
-
-# A receiver type no value has: a global-only function also gets a member overload on it, so that
-# calling it as a member (`q.sign()`) fails as in cel-go, with "found no matching overload" and the
-# receiver's type, rather than the C++ checker's "undeclared reference".
-_NO_RECEIVER = T.AbstractType("drawb.NoReceiver")
-
-
-def _decl(name: str, *overloads: tuple) -> cel.FunctionDecl:
-    decls = [cel.Overload(oid, result, params, is_member=member, impl=_unused) for oid, params, result, member in overloads]
-    if not any(member for *_, member in overloads) and "." not in name:
-        params = overloads[0][1]
-        decls.append(
-            cel.Overload(f"drawb_no_receiver_{name}", overloads[0][2], [_NO_RECEIVER, *params[1:]], is_member=True, impl=_unused)
-        )
-    return cel.FunctionDecl(name, decls)
 
 
 def _k8s_declarations(spec: EnvSpec) -> list[cel.FunctionDecl]:
@@ -120,84 +94,84 @@ def _k8s_declarations(spec: EnvSpec) -> list[cel.FunctionDecl]:
     summable = [("int", I), ("uint", U), ("double", D), ("duration", T.DURATION)]
     decls = [
         # quantity
-        _decl("quantity", ("string_to_quantity", [S], QUANTITY, False)),
-        _decl("isQuantity", ("is_quantity_string", [S], B, False)),
-        _decl("sign", ("quantity_sign", [QUANTITY], I, False)),
-        _decl("asApproximateFloat", ("quantity_get_float", [QUANTITY], D, True)),
-        _decl("asInteger", ("quantity_get_int", [QUANTITY], I, True)),
-        _decl("isInteger", ("quantity_is_integer", [QUANTITY], B, True)),
-        _decl("add", ("quantity_add", [QUANTITY, QUANTITY], QUANTITY, True),
+        declare("quantity", ("string_to_quantity", [S], QUANTITY, False)),
+        declare("isQuantity", ("is_quantity_string", [S], B, False)),
+        declare("sign", ("quantity_sign", [QUANTITY], I, False)),
+        declare("asApproximateFloat", ("quantity_get_float", [QUANTITY], D, True)),
+        declare("asInteger", ("quantity_get_int", [QUANTITY], I, True)),
+        declare("isInteger", ("quantity_is_integer", [QUANTITY], B, True)),
+        declare("add", ("quantity_add", [QUANTITY, QUANTITY], QUANTITY, True),
               ("quantity_add_int", [QUANTITY, I], QUANTITY, True)),
-        _decl("sub", ("quantity_sub", [QUANTITY, QUANTITY], QUANTITY, True),
+        declare("sub", ("quantity_sub", [QUANTITY, QUANTITY], QUANTITY, True),
               ("quantity_sub_int", [QUANTITY, I], QUANTITY, True)),
         # quantity + semver share these names
-        _decl("isGreaterThan", ("quantity_is_greater_than", [QUANTITY, QUANTITY], B, True),
+        declare("isGreaterThan", ("quantity_is_greater_than", [QUANTITY, QUANTITY], B, True),
               ("semver_is_greater_than", [SEMVER, SEMVER], B, True)),
-        _decl("isLessThan", ("quantity_is_less_than", [QUANTITY, QUANTITY], B, True),
+        declare("isLessThan", ("quantity_is_less_than", [QUANTITY, QUANTITY], B, True),
               ("semver_is_less_than", [SEMVER, SEMVER], B, True)),
-        _decl("compareTo", ("quantity_compare_to", [QUANTITY, QUANTITY], I, True),
+        declare("compareTo", ("quantity_compare_to", [QUANTITY, QUANTITY], I, True),
               ("semver_compare_to", [SEMVER, SEMVER], I, True)),
         # semver (library version 1: normalize overloads)
-        _decl("semver", ("string_to_semver", [S], SEMVER, False),
+        declare("semver", ("string_to_semver", [S], SEMVER, False),
               ("string_bool_to_semver", [S, B], SEMVER, False)),
-        _decl("isSemver", ("is_semver_string", [S], B, False), ("is_semver_string_bool", [S, B], B, False)),
-        _decl("major", ("semver_major", [SEMVER], I, True)),
-        _decl("minor", ("semver_minor", [SEMVER], I, True)),
-        _decl("patch", ("semver_patch", [SEMVER], I, True)),
+        declare("isSemver", ("is_semver_string", [S], B, False), ("is_semver_string_bool", [S, B], B, False)),
+        declare("major", ("semver_major", [SEMVER], I, True)),
+        declare("minor", ("semver_minor", [SEMVER], I, True)),
+        declare("patch", ("semver_patch", [SEMVER], I, True)),
         # kubernetes lists (version 0)
-        _decl("isSorted", *[(f"list_{n}_is_sorted_bool", [T.List(t)], B, True) for n, t in comparable]),
-        _decl("sum", *[(f"list_{n}_sum_{n}", [T.List(t)], t, True) for n, t in summable]),
-        _decl("max", *[(f"list_{n}_max_{n}", [T.List(t)], t, True) for n, t in comparable]),
-        _decl("min", *[(f"list_{n}_min_{n}", [T.List(t)], t, True) for n, t in comparable]),
+        declare("isSorted", *[(f"list_{n}_is_sorted_bool", [T.List(t)], B, True) for n, t in comparable]),
+        declare("sum", *[(f"list_{n}_sum_{n}", [T.List(t)], t, True) for n, t in summable]),
+        declare("max", *[(f"list_{n}_max_{n}", [T.List(t)], t, True) for n, t in comparable]),
+        declare("min", *[(f"list_{n}_min_{n}", [T.List(t)], t, True) for n, t in comparable]),
         # cel-go ext.Strings version 2 (declared here because `indexOf`/`lastIndexOf` are shared)
-        _decl("charAt", ("string_char_at_int", [S, I], S, True)),
-        _decl("lowerAscii", ("string_lower_ascii", [S], S, True)),
-        _decl("upperAscii", ("string_upper_ascii", [S], S, True)),
-        _decl("replace", ("string_replace_string_string", [S, S, S], S, True),
+        declare("charAt", ("string_char_at_int", [S, I], S, True)),
+        declare("lowerAscii", ("string_lower_ascii", [S], S, True)),
+        declare("upperAscii", ("string_upper_ascii", [S], S, True)),
+        declare("replace", ("string_replace_string_string", [S, S, S], S, True),
               ("string_replace_string_string_int", [S, S, S, I], S, True)),
-        _decl("split", ("string_split_string", [S, S], T.List(S), True),
+        declare("split", ("string_split_string", [S, S], T.List(S), True),
               ("string_split_string_int", [S, S, I], T.List(S), True)),
-        _decl("substring", ("string_substring_int", [S, I], S, True),
+        declare("substring", ("string_substring_int", [S, I], S, True),
               ("string_substring_int_int", [S, I, I], S, True)),
-        _decl("trim", ("string_trim", [S], S, True)),
-        _decl("format", ("string_format", [S, T.List(T.DYN)], S, True)),
-        _decl("strings.quote", ("strings_quote", [S], S, False)),
-        _decl("join", ("list_join", [T.List(S)], S, True), ("list_join_string", [T.List(S), S], S, True)),
+        declare("trim", ("string_trim", [S], S, True)),
+        declare("format", ("string_format", [S, T.List(T.DYN)], S, True)),
+        declare("strings.quote", ("strings_quote", [S], S, False)),
+        declare("join", ("list_join", [T.List(S)], S, True), ("list_join_string", [T.List(S), S], S, True)),
         # regex
-        _decl("find", ("string_find_string", [S, S], S, True)),
-        _decl("findAll", ("string_find_all_string", [S, S], T.List(S), True),
+        declare("find", ("string_find_string", [S, S], S, True)),
+        declare("findAll", ("string_find_all_string", [S, S], T.List(S), True),
               ("string_find_all_string_int", [S, S, I], T.List(S), True)),
         # urls
-        _decl("url", ("string_to_url", [S], URL, False)),
-        _decl("isURL", ("is_url_string", [S], B, False)),
-        _decl("getScheme", ("url_get_scheme", [URL], S, True)),
-        _decl("getHost", ("url_get_host", [URL], S, True)),
-        _decl("getHostname", ("url_get_hostname", [URL], S, True)),
-        _decl("getPort", ("url_get_port", [URL], S, True)),
-        _decl("getEscapedPath", ("url_get_escaped_path", [URL], S, True)),
-        _decl("getQuery", ("url_get_query", [URL], T.Map(S, T.List(S)), True)),
+        declare("url", ("string_to_url", [S], URL, False)),
+        declare("isURL", ("is_url_string", [S], B, False)),
+        declare("getScheme", ("url_get_scheme", [URL], S, True)),
+        declare("getHost", ("url_get_host", [URL], S, True)),
+        declare("getHostname", ("url_get_hostname", [URL], S, True)),
+        declare("getPort", ("url_get_port", [URL], S, True)),
+        declare("getEscapedPath", ("url_get_escaped_path", [URL], S, True)),
+        declare("getQuery", ("url_get_query", [URL], T.Map(S, T.List(S)), True)),
         # ip / cidr
-        _decl("ip", ("string_to_ip", [S], IP, False), ("cidr_ip", [CIDR], IP, True)),
-        _decl("family", ("ip_family", [IP], I, True)),
-        _decl("ip.isCanonical", ("ip_is_canonical", [S], B, False)),
-        _decl("isUnspecified", ("ip_is_unspecified", [IP], B, True)),
-        _decl("isLoopback", ("ip_is_loopback", [IP], B, True)),
-        _decl("isLinkLocalMulticast", ("ip_is_link_local_multicast", [IP], B, True)),
-        _decl("isLinkLocalUnicast", ("ip_is_link_local_unicast", [IP], B, True)),
-        _decl("isGlobalUnicast", ("ip_is_global_unicast", [IP], B, True)),
-        _decl("isIP", ("is_ip", [S], B, False)),
-        _decl("cidr", ("string_to_cidr", [S], CIDR, False)),
-        _decl("containsIP", ("cidr_contains_ip_string", [CIDR, S], B, True),
+        declare("ip", ("string_to_ip", [S], IP, False), ("cidr_ip", [CIDR], IP, True)),
+        declare("family", ("ip_family", [IP], I, True)),
+        declare("ip.isCanonical", ("ip_is_canonical", [S], B, False)),
+        declare("isUnspecified", ("ip_is_unspecified", [IP], B, True)),
+        declare("isLoopback", ("ip_is_loopback", [IP], B, True)),
+        declare("isLinkLocalMulticast", ("ip_is_link_local_multicast", [IP], B, True)),
+        declare("isLinkLocalUnicast", ("ip_is_link_local_unicast", [IP], B, True)),
+        declare("isGlobalUnicast", ("ip_is_global_unicast", [IP], B, True)),
+        declare("isIP", ("is_ip", [S], B, False)),
+        declare("cidr", ("string_to_cidr", [S], CIDR, False)),
+        declare("containsIP", ("cidr_contains_ip_string", [CIDR, S], B, True),
               ("cidr_contains_ip_ip", [CIDR, IP], B, True)),
-        _decl("containsCIDR", ("cidr_contains_cidr_string", [CIDR, S], B, True),
+        declare("containsCIDR", ("cidr_contains_cidr_string", [CIDR, S], B, True),
               ("cidr_contains_cidr", [CIDR, CIDR], B, True)),
-        _decl("prefixLength", ("cidr_prefix_length", [CIDR], I, True)),
-        _decl("masked", ("cidr_masked", [CIDR], CIDR, True)),
-        _decl("isCIDR", ("is_cidr", [S], B, False)),
+        declare("prefixLength", ("cidr_prefix_length", [CIDR], I, True)),
+        declare("masked", ("cidr_masked", [CIDR], CIDR, True)),
+        declare("isCIDR", ("is_cidr", [S], B, False)),
         # format
-        *[_decl(f"format.{n}", (f"format.{n}", [], FORMAT, False)) for n in FORMAT_NAMES],
+        *[declare(f"format.{n}", (f"format.{n}", [], FORMAT, False)) for n in FORMAT_NAMES],
         # string() conversions (the standard ones plus ip/cidr); the stdlib's `string` is excluded
-        _decl("string", ("int64_to_string", [I], S, False), ("uint64_to_string", [U], S, False),
+        declare("string", ("int64_to_string", [I], S, False), ("uint64_to_string", [U], S, False),
               ("double_to_string", [D], S, False), ("bytes_to_string", [T.BYTES], S, False),
               ("string_to_string", [S], S, False), ("bool_to_string", [B], S, False),
               ("timestamp_to_string", [T.TIMESTAMP], S, False),
@@ -211,23 +185,10 @@ def _k8s_declarations(spec: EnvSpec) -> list[cel.FunctionDecl]:
     for op, prefix in (("_<_", "less"), ("_<=_", "less_equals"), ("_>_", "greater"), ("_>=_", "greater_equals")):
         overloads = [(f"{prefix}_{n}", [t, t], B, False) for n, t in scalar]
         overloads += [(f"{prefix}_{a}_{b}", [ta, tb], B, False) for a, ta in numeric for b, tb in numeric if a != b]
-        decls.append(_decl(op, *overloads))
+        decls.append(declare(op, *overloads))
     if spec.list_attributes:
-        decls.append(_decl("includes", ("dra_includes_dyn_dyn", [T.DYN, T.DYN], B, True)))
+        decls.append(declare("includes", ("dra_includes_dyn_dyn", [T.DYN, T.DYN], B, True)))
     return decls
-
-
-def _variables(spec: EnvSpec) -> dict[str, cel.Type]:
-    attr = T.DYN if spec.list_attributes else T("any")
-    out = {
-        "device": T.AbstractType("kubernetes.DRADevice"),
-        "device.driver": S,
-        "device.attributes": T.Map(S, T.Map(S, attr)),
-        "device.capacity": T.Map(S, T.Map(S, QUANTITY)),
-    }
-    if spec.allow_multiple_allocations:
-        out["device.allowMultipleAllocations"] = B
-    return out
 
 
 def _yaml_overload(oid: str, target: str, args: list[str]) -> str:
@@ -293,6 +254,6 @@ def checker_env(spec: EnvSpec) -> cel.Env:
     return cel.NewEnv(
         config=cel.NewEnvConfigFromYaml("".join(config)),
         extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
-        variables=_variables(spec),
+        variables=device.declarations(spec),
         functions=_k8s_declarations(spec),
     )

@@ -6,12 +6,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from drawb.api.quantity import Quantity, QuantityError
-from drawb.api.semver import Semver, SemverError
 from drawb.cel.ast import CheckedAst, Node, Type, decode_checked, go_type_string
+from drawb.cel.device import from_json
 from drawb.cel.env import EnvSpec, checker_env, env_spec
 from drawb.cel.interp import COST_LIMIT, Compiler, Ctx
-from drawb.cel.values import CelError, DefaultMap, QuantityValue, SemverValue, type_name
+from drawb.cel.values import CelError, type_name
 
 MAX_EXPRESSION_BYTES = 10 * 1024
 MAX_COST = 1_000_000
@@ -301,85 +300,6 @@ def _literal_errors(ast: CheckedAst) -> list[tuple[int, str]]:
     return issues
 
 
-# --- devices --------------------------------------------------------------------------------
-
-
-def split_name(name: str, driver: str) -> tuple[str, str]:
-    """A qualified name's (domain, id): split at the first `/`, unqualified names in the driver's domain."""
-    domain, sep, ident = name.partition("/")
-    if not sep:
-        return driver, name
-    return domain, ident
-
-
-_VERSIONS: dict[str, SemverValue | CelError] = {}
-
-
-def _parse_version(text: str) -> SemverValue:
-    """A `version` attribute value, parsed strictly (memoized: inventories repeat few versions)."""
-    parsed = _VERSIONS.get(text)
-    if parsed is None:
-        try:
-            parsed = SemverValue(Semver.parse(text))
-        except SemverError as err:
-            parsed = CelError(f"parse semantic version: {err}")
-        if len(_VERSIONS) > 65536:
-            _VERSIONS.clear()
-        _VERSIONS[text] = parsed
-    if isinstance(parsed, CelError):
-        raise CelError(parsed.message)
-    return parsed
-
-
-def attribute_value(attr: Mapping[str, Any], spec: EnvSpec) -> Any:
-    """One `DeviceAttribute` (JSON) as the scheduler converts it; CelError on unsupported values."""
-    if spec.convert_list_attributes:
-        for key in ("ints", "bools", "strings"):
-            if attr.get(key) is not None:
-                return list(attr[key])
-        if attr.get("versions") is not None:
-            return [_parse_version(v) for v in attr["versions"]]
-    if attr.get("int") is not None:
-        return int(attr["int"])
-    if attr.get("bool") is not None:
-        return bool(attr["bool"])
-    if attr.get("string") is not None:
-        return str(attr["string"])
-    if attr.get("version") is not None:
-        return _parse_version(attr["version"])
-    raise CelError("unsupported attribute value")
-
-
-def device_variables(device: Mapping[str, Any], driver: str, spec: EnvSpec) -> dict[str, Any]:
-    """The `device` variable for one ResourceSlice device entry (raises CelError like DeviceMatches)."""
-    attributes: DefaultMap = DefaultMap()
-    for name, attr in (device.get("attributes") or {}).items():
-        try:
-            value = attribute_value(attr, spec)
-        except CelError as err:
-            raise CelError(f"attribute {name}: {err.message}") from None
-        domain, ident = split_name(name, driver)
-        attributes.setdefault(domain, {})[ident] = value
-    capacity: DefaultMap = DefaultMap()
-    for name, cap in (device.get("capacity") or {}).items():
-        domain, ident = split_name(name, driver)
-        text = cap.get("value") if isinstance(cap, Mapping) else cap
-        try:
-            q = text if isinstance(text, Quantity) else Quantity.parse(str(text))
-        except QuantityError as err:
-            raise CelError(f"capacity {name}: {err}") from None
-        capacity.setdefault(domain, {})[ident] = QuantityValue(q)
-    allow_multiple = bool(device.get("allowMultipleAllocations") or False)
-    return {
-        "device": {"driver": driver, "attributes": attributes, "capacity": capacity,
-                   "allowMultipleAllocations": allow_multiple},
-        "device.driver": driver,
-        "device.attributes": attributes,
-        "device.capacity": capacity,
-        "device.allowMultipleAllocations": allow_multiple,
-    }
-
-
 def result_to_bool(value: Any) -> bool:
     """DeviceMatches' final conversion of the CEL result."""
     if type(value) is bool:
@@ -435,7 +355,7 @@ class Selector:
     def matches(self, device: Mapping[str, Any], driver: str) -> bool:
         """Whether the scheduler would select `device` (one `spec.devices` entry); CELEvalError on errors."""
         try:
-            return self.evaluate(device_variables(device, driver, self.spec))
+            return self.evaluate(from_json(device, driver, self.spec))
         except CelError as err:
             raise CELEvalError(err.message, self.spec.minor) from None
         except RecursionError:
@@ -472,7 +392,7 @@ def evaluate_expression(
     """Evaluate any expression of the DRA environment to its CEL value (no bool requirement); CelError on errors."""
     spec = env_spec(kubernetes_version, stored, feature_gates)
     ast = _check(expression, spec)
-    variables = device_variables(device or {}, driver, spec)
+    variables = from_json(device or {}, driver, spec)
     return Compiler(spec).compile(ast.root)(Ctx(variables))
 
 

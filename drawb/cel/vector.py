@@ -32,18 +32,20 @@ from drawb.cel.interp import (
     logical_or,
     not_strictly_false,
 )
-from drawb.cel.selector import (
-    Selector,
-    _parse_version,
-    enhance_runtime_error,
-    result_to_bool,
-    split_name,
+from drawb.cel.device import attribute_value, from_row
+from drawb.cel.selector import Selector, enhance_runtime_error, result_to_bool
+from drawb.cel.values import OPTIONAL_NONE, CelError, Optional, QuantityValue, quantity_of
+from drawb.inventory.schema import (
+    ALLOW_MULTIPLE,
+    LIST_KINDS,
+    capacity_column,
+    capacity_name,
+    domain_of,
+    is_capacity_column,
+    published_name,
 )
-from drawb.cel.values import OPTIONAL_NONE, CelError, DefaultMap, Optional, QuantityValue, quantity_of
 
-CAPACITY_PREFIX = "capacity:"
 PRESENCE = "presence:"  # a pseudo-column: which domains a device has in one of its maps
-VALUE_SUFFIX = ":value"
 _PAIR_LIMIT = 1 << 22  # combine two coded columns by direct indexing up to this many code pairs
 
 
@@ -144,7 +146,7 @@ class FrameColumns:
         self.attribute_types: dict[str, str] = dict(info.get("attributes", {}))
         self.capacities: list[str] = list(info.get("capacities", []))
         self.lists: dict[str, str] = dict(info.get("lists", {}))
-        expected = [*self.attribute_types, *(CAPACITY_PREFIX + c for c in self.capacities), "driver"]
+        expected = [*self.attribute_types, *(capacity_column(c) for c in self.capacities), "driver"]
         missing = [c for c in expected if c not in frame.columns]
         if missing:
             raise ValueError(
@@ -179,11 +181,11 @@ class FrameColumns:
 
     def _domains(self, which: str) -> dict[str, list[str]]:
         """Per domain, its attribute (or `capacity:`) columns."""
-        names = self.attribute_types if which == "attributes" else [CAPACITY_PREFIX + c for c in self.capacities]
+        names = self.attribute_types if which == "attributes" else [capacity_column(c) for c in self.capacities]
         out: dict[str, list[str]] = {}
         for column in sorted(names):
             if column in self._present:
-                out.setdefault(column.removeprefix(CAPACITY_PREFIX).partition("/")[0], []).append(column)
+                out.setdefault(domain_of(capacity_name(column)), []).append(column)
         return out
 
     def presence(self, which: str) -> tuple[np.ndarray, list]:
@@ -228,9 +230,9 @@ class FrameColumns:
         key = ("converted", column, spec.convert_list_attributes)
         if key not in self._distinct:
             codes, raw = self.coded(column)
-            if column.startswith(CAPACITY_PREFIX):
+            if is_capacity_column(column):
                 table = [None if v is None else _safe(quantity_of, str(v)) for v in raw]
-            elif column == "allow_multiple_allocations":
+            elif column == ALLOW_MULTIPLE:
                 table = [bool(v) if v is not None else False for v in raw]
             else:
                 kind = self.kind(column)
@@ -238,65 +240,41 @@ class FrameColumns:
             self._distinct[key] = (codes.tolist(), table)
         return self._distinct[key]
 
-    def _selected(self, only: set[str] | None) -> tuple[list, list, list[str]]:
-        """The attribute and capacity columns to read, as (column, domain, id), and presence pseudo-columns."""
+    def _selected(self, only: set[str] | None) -> tuple[list[str], list[str], list[str]]:
+        """The attribute columns and the capacities (qualified names) to read, and presence pseudo-columns."""
         key = ("selected", None if only is None else frozenset(only))
         if key not in self._distinct:
             presence = [c[len(PRESENCE) :] for c in only or () if c.startswith(PRESENCE)]
-            attrs = [(c, *c.split("/", 1)) for c in sorted(self.attribute_types) if only is None or c in only]
+            attrs = [c for c in sorted(self.attribute_types) if only is None or c in only]
             caps = [
-                (CAPACITY_PREFIX + q, *q.split("/", 1))
-                for q in self.capacities
-                if CAPACITY_PREFIX + q in self._present and (only is None or CAPACITY_PREFIX + q in only)
+                q for q in self.capacities
+                if capacity_column(q) in self._present and (only is None or capacity_column(q) in only)
             ]
             self._distinct[key] = (attrs, caps, presence)
         return self._distinct[key]
 
+    def _cell(self, column: str, row: int, spec: Any) -> Any:
+        codes, table = self._converted(column, spec)
+        return table[codes[row]]
+
     def variables(self, row: int, only: set[str] | None, spec: Any) -> dict[str, Any]:
-        """`device_variables` of one row, built from the converted columns (CelError as DeviceMatches)."""
+        """The `device` variable of one row (`device.from_row` of its converted cells; CelError as DeviceMatches)."""
         driver = self.values("driver")[row] or ""
-        attr_cols, cap_cols, presence = self._selected(only)
-        attributes: DefaultMap = DefaultMap()
-        for column, domain, ident in attr_cols:
-            codes, table = self._converted(column, spec)
-            value = table[codes[row]]
-            if value is None:
-                continue
-            if isinstance(value, CelError):
-                raise CelError(f"attribute {_attribute_name(column, driver)}: {value.message}")
-            inner = attributes.get(domain)
-            if inner is None:
-                inner = attributes[domain] = {}
-            inner[ident] = value
-        capacity: DefaultMap = DefaultMap()
-        for column, domain, ident in cap_cols:
-            codes, table = self._converted(column, spec)
-            value = table[codes[row]]
-            if value is None:
-                continue
-            if isinstance(value, CelError):
-                raise CelError(f"capacity {_attribute_name(column[len(CAPACITY_PREFIX):], driver)}: {value.message}")
-            inner = capacity.get(domain)
-            if inner is None:
-                inner = capacity[domain] = {}
-            inner[ident] = value
+        attr_cols, caps, presence = self._selected(only)
+        allow = self._cell(ALLOW_MULTIPLE, row, spec) if ALLOW_MULTIPLE in self._present else False
+        variables = from_row(
+            driver,
+            [(column, self._cell(column, row, spec)) for column in attr_cols],
+            [(qualified, self._cell(capacity_column(qualified), row, spec)) for qualified in caps],
+            allow,
+        )
         for which in presence:
             # only the keys are read: a placeholder entry for each domain the row has
-            target = attributes if which == "attributes" else capacity
+            target = variables[f"device.{which}"]
             for domain, columns in self._domains(which).items():
                 if domain not in target and any(self.values(c)[row] is not None for c in columns):
                     target[domain] = {"": True}
-        allow = False
-        if "allow_multiple_allocations" in self._present:
-            codes, table = self._converted("allow_multiple_allocations", spec)
-            allow = table[codes[row]]
-        return {
-            "device": {"driver": driver, "attributes": attributes, "capacity": capacity, "allowMultipleAllocations": allow},
-            "device.driver": driver,
-            "device.attributes": attributes,
-            "device.capacity": capacity,
-            "device.allowMultipleAllocations": allow,
-        }
+        return variables
 
     def values(self, column: str) -> list:
         """The column as a Python list, missing values as None (cached)."""
@@ -316,8 +294,8 @@ class FrameColumns:
             if value is None:
                 continue
             kind = self.kind(column)
-            name = _attribute_name(column, driver)
-            if kind in ("ints", "bools", "strings", "versions"):
+            name = published_name(column, driver)
+            if kind in LIST_KINDS:
                 attributes[name] = {kind: list(value)}
             elif kind == "int":
                 attributes[name] = {"int": int(value)}
@@ -329,16 +307,16 @@ class FrameColumns:
                 attributes[name] = {"string": str(value)}
         capacity: dict[str, Any] = {}
         for qualified in self.capacities:
-            column = CAPACITY_PREFIX + qualified
+            column = capacity_column(qualified)
             if (only is not None and column not in only) or column not in self._present:
                 continue
             value = self.values(column)[row]
             if value is not None:
-                capacity[_attribute_name(qualified, driver)] = {"value": str(value)}
+                capacity[published_name(qualified, driver)] = {"value": str(value)}
         device: dict[str, Any] = {"name": self.values("device")[row] or "", "attributes": attributes}
         if capacity:
             device["capacity"] = capacity
-        if "allow_multiple_allocations" in self._present and self.values("allow_multiple_allocations")[row]:
+        if ALLOW_MULTIPLE in self._present and self.values(ALLOW_MULTIPLE)[row]:
             device["allowMultipleAllocations"] = True
         return device, driver
 
@@ -372,27 +350,16 @@ def _attribute_column(cols: FrameColumns, spec: Any, column: str, ident: str, op
 
 
 def _convert(kind: str, v: Any, spec: Any) -> Any:
+    """`attribute_value`, its CelError returned as the value."""
     try:
-        if kind == "version":
-            return _parse_version(str(v))
-        if kind == "int":
-            return int(v)
-        if kind == "bool":
-            return bool(v)
-        if kind in ("ints", "bools", "strings", "versions"):
-            if not spec.convert_list_attributes:
-                return CelError("unsupported attribute value")
-            if kind == "versions":
-                return [_parse_version(str(x)) for x in v]
-            return [int(x) if kind == "ints" else bool(x) if kind == "bools" else str(x) for x in v]
-        return str(v)
+        return attribute_value(kind, v, spec)
     except CelError as err:
         return err
 
 
 def _capacity_column(cols: FrameColumns, column: str, ident: str, optional: bool) -> Coded:
     missing: Any = OPTIONAL_NONE if optional else CelError(f"no such key: {ident}")
-    name = CAPACITY_PREFIX + column
+    name = capacity_column(column)
     if column not in cols.capacities or name not in cols.frame:
         return _const(cols.n, missing)
     codes, raw = cols.coded(name)
@@ -408,9 +375,9 @@ def _capacity_column(cols: FrameColumns, column: str, ident: str, optional: bool
 
 def _domain_present(cols: FrameColumns, which: str, domain: str) -> Coded:
     if which == "attributes":
-        columns = [c for c in cols.attribute_types if c.partition("/")[0] == domain]
+        columns = [c for c in cols.attribute_types if domain_of(c) == domain]
     else:
-        columns = [CAPACITY_PREFIX + c for c in cols.capacities if c.partition("/")[0] == domain]
+        columns = [capacity_column(c) for c in cols.capacities if domain_of(c) == domain]
     present = np.zeros(cols.n, dtype=bool)
     for c in columns:
         present |= cols.frame[c].notna().to_numpy(dtype=bool)
@@ -418,12 +385,6 @@ def _domain_present(cols: FrameColumns, which: str, domain: str) -> Coded:
 
 
 # --- per-row device reconstruction (the fallback) -------------------------------------------
-
-
-def _attribute_name(column: str, driver: str) -> str:
-    """The name as the driver most likely published it: unqualified in its own domain."""
-    domain, ident = split_name(column, driver)
-    return ident if domain == driver else column
 
 
 def row_device(frame: pd.DataFrame, row: int, only: set[str] | None = None) -> tuple[dict, str]:
@@ -435,9 +396,9 @@ def row_device(frame: pd.DataFrame, row: int, only: set[str] | None = None) -> t
 
 
 def _content_columns(cols: FrameColumns) -> list[str]:
-    out = ["driver", *sorted(cols.attribute_types), *(CAPACITY_PREFIX + c for c in cols.capacities)]
-    if "allow_multiple_allocations" in cols.frame:
-        out.append("allow_multiple_allocations")
+    out = ["driver", *sorted(cols.attribute_types), *(capacity_column(c) for c in cols.capacities)]
+    if ALLOW_MULTIPLE in cols.frame:
+        out.append(ALLOW_MULTIPLE)
     return out
 
 
@@ -468,7 +429,7 @@ def build_errors(cols: FrameColumns, spec: Any) -> Coded:
             current, err, drv = args
             if current is not None or err is None:
                 return current
-            return f"attribute {_attribute_name(column, drv)}: {err.message}"
+            return f"attribute {published_name(column, drv)}: {err.message}"
 
         result = _map_n([result, col, driver], pick)
     return result
@@ -507,16 +468,17 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
     out: set[str] = set()
 
     def column(which: str, domain: str, ident: str) -> str:
-        return f"{domain}/{ident}" if which == "attributes" else f"{CAPACITY_PREFIX}{domain}/{ident}"
+        qualified = f"{domain}/{ident}"
+        return qualified if which == "attributes" else capacity_column(qualified)
 
     def walk(e: Node) -> bool:
         whole = _domain_ref(e)
         if whole is not None:  # one domain's map as a value: all of that domain's columns
             which, domain = whole
             if which == "attributes":
-                out.update(c for c in cols.attribute_types if c.partition("/")[0] == domain)
+                out.update(c for c in cols.attribute_types if domain_of(c) == domain)
             else:
-                out.update(CAPACITY_PREFIX + c for c in cols.capacities if c.partition("/")[0] == domain)
+                out.update(capacity_column(c) for c in cols.capacities if domain_of(c) == domain)
             return True
         if e.kind == "comprehension" and _is_map_ident(e.iter_range) and not e.iter_var2:
             # iterating a map's keys (the domains) depends only on which domains the device has
@@ -532,7 +494,7 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
             if name in _DEVICE_MAPS or name == "device":
                 return False
             if name == "device.allowMultipleAllocations":
-                out.add("allow_multiple_allocations")
+                out.add(ALLOW_MULTIPLE)
             return True
         if e.kind == "select":
             ref = _domain_ref(e.target)
@@ -557,9 +519,9 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
                 if _is_map_ident(container):
                     which = (container.ref_name or container.name)[len("device.") :]
                     if which == "attributes":
-                        out.update(c for c in cols.attribute_types if c.partition("/")[0] == item.value)
+                        out.update(c for c in cols.attribute_types if domain_of(c) == item.value)
                     else:
-                        out.update(CAPACITY_PREFIX + c for c in cols.capacities if c.partition("/")[0] == item.value)
+                        out.update(capacity_column(c) for c in cols.capacities if domain_of(c) == item.value)
                     return True
         return all(walk(c) for c in e.children())
 
@@ -608,9 +570,9 @@ class Vectorizer:
             if name == "device.driver":
                 return self.cols.driver()
             if name == "device.allowMultipleAllocations":
-                if "allow_multiple_allocations" not in self.cols.frame:
+                if ALLOW_MULTIPLE not in self.cols.frame:
                     return _const(n, False)
-                codes, raw = self.cols.coded("allow_multiple_allocations")
+                codes, raw = self.cols.coded(ALLOW_MULTIPLE)
                 return Coded(codes, [bool(v) if v is not None else False for v in raw])
             raise _Opaque
         if kind == "select":
@@ -641,7 +603,7 @@ class Vectorizer:
         else:
             if column not in self.cols.capacities:
                 return _const(self.cols.n, False)
-            codes, raw = self.cols.coded(CAPACITY_PREFIX + column)
+            codes, raw = self.cols.coded(capacity_column(column))
         return Coded(codes, [v is not None for v in raw])
 
     def _column(self, which: str, domain: str, ident: str, optional: bool) -> Coded:

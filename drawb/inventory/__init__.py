@@ -17,7 +17,8 @@ of each pool. Columns, in order:
 ``frame.attrs["drawb"]`` holds ``attributes`` (column -> string|int|bool|version|list), ``lists``
 (list column -> ints|bools|strings|versions), ``capacities`` (qualified names) and ``problems``
 (malformed input, each naming the object and field; ``strict=True`` raises `InventoryError`).
-`DeviceInventory` keeps that frame current under slice events without rebuilding it.
+`DeviceInventory` keeps that frame current under slice events without rebuilding it. The column
+names are made by `drawb.inventory.schema`, which every reader of the frame uses.
 """
 
 from drawb.inventory.claims import claim_frame

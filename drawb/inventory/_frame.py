@@ -10,21 +10,9 @@ import pandas as pd
 import pyarrow as pa
 
 from drawb.inventory._quantity import quantity_value
-from drawb.inventory._read import ATTRIBUTE_TYPES, DeviceColumns, SliceHeader
+from drawb.inventory._read import DeviceColumns, SliceHeader
+from drawb.inventory.schema import ALLOW_MULTIPLE, ATTRIBUTE_TYPES, capacity_column, capacity_value_column
 
-IDENTITY = ["node", "driver", "pool", "slice", "device"]
-TRAILING = [
-    "allow_multiple_allocations",
-    "taints",
-    "consumes_counters",
-    "request_policy",
-    "pool_complete",
-    "claim",
-    "request",
-    "reserved_for",
-]
-CAPACITY_PREFIX = "capacity:"
-VALUE_SUFFIX = ":value"
 MAX_PROBLEMS_IN_ATTRS = 100
 
 _STRING = pd.StringDtype()
@@ -163,8 +151,8 @@ def build_arrays(
     for qualified in capacities:
         texts = columns.caps[qualified]
         strings = string_array(texts)
-        data[CAPACITY_PREFIX + qualified] = strings
-        data[CAPACITY_PREFIX + qualified + VALUE_SUFFIX] = quantity_values(
+        data[capacity_column(qualified)] = strings
+        data[capacity_value_column(qualified)] = quantity_values(
             strings._pa_array, columns.cap_values.get(qualified)
         )
 
@@ -174,7 +162,7 @@ def build_arrays(
             invalid[row] = True
         else:
             allow[row] = value
-    data["allow_multiple_allocations"] = pd.arrays.BooleanArray(allow, invalid)
+    data[ALLOW_MULTIPLE] = pd.arrays.BooleanArray(allow, invalid)
     data["taints"] = sparse_object_array(columns.taints, n)
     data["consumes_counters"] = sparse_object_array(columns.consumes, n)
     data["request_policy"] = sparse_object_array(columns.policies, n)

@@ -12,18 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drawb.inventory._quantity import quantity_value
-
-# Attribute value keys and the attribute type the frame reports for each.
-ATTRIBUTE_TYPES = {
-    "string": "string",
-    "int": "int",
-    "bool": "bool",
-    "version": "version",
-    "strings": "list",
-    "ints": "list",
-    "bools": "list",
-    "versions": "list",
-}
+from drawb.inventory.schema import ATTRIBUTE_TYPES, qualify
 _SCALAR_PYTYPES = {"string": str, "version": str, "int": int, "bool": bool}
 _LIST_ITEM_PYTYPES = {"strings": str, "versions": str, "ints": int, "bools": bool}
 _INT64_MIN = -(1 << 63)
@@ -48,11 +37,6 @@ class SliceHeader:
     shared_counters: Any = None
     start: int = 0
     rows: int = 0
-
-
-def qualify(name: str, driver: str) -> str:
-    """The fully qualified form of an attribute or capacity name (the driver is the default domain)."""
-    return name if "/" in name else f"{driver}/{name}"
 
 
 def describe(value: Any) -> str:

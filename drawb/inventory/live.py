@@ -15,15 +15,7 @@ import pandas as pd
 import pyarrow as pa
 from pandas.api.internals import create_dataframe_from_blocks
 
-from drawb.inventory._frame import (
-    CAPACITY_PREFIX,
-    IDENTITY,
-    TRAILING,
-    VALUE_SUFFIX,
-    build_arrays,
-    frame_attrs,
-    quantity_values,
-)
+from drawb.inventory._frame import build_arrays, frame_attrs, quantity_values
 from drawb.inventory._read import (
     SliceHeader,
     device_list,
@@ -33,6 +25,15 @@ from drawb.inventory._read import (
     slice_name,
 )
 from drawb.inventory.pools import pool_states
+from drawb.inventory.schema import (
+    IDENTITY,
+    TRAILING,
+    VALUE_SUFFIX,
+    capacity_column,
+    capacity_name,
+    capacity_value_column,
+    is_capacity_column,
+)
 
 _MAX_CHUNKS = 16
 
@@ -222,7 +223,7 @@ class DeviceInventory:
         data = self._drop_type_conflicts(data, info)
         self._capacities.update(info["capacities"])
         columns = IDENTITY + sorted(self._types) + [
-            c for qn in sorted(self._capacities) for c in (CAPACITY_PREFIX + qn, CAPACITY_PREFIX + qn + VALUE_SUFFIX)
+            c for qn in sorted(self._capacities) for c in (capacity_column(qn), capacity_value_column(qn))
         ] + TRAILING
         # When no row moves, a column the changed slices had no value in and still have none in is unchanged.
         in_place = all(self._rows.get(member, 0) == stop - start for member, start, stop in old_spans)
@@ -245,9 +246,9 @@ class DeviceInventory:
         for column in sorted(removed_values - set(data)):
             if pd.isna(out[column]).all():
                 del out[column]
-                if column.startswith(CAPACITY_PREFIX):
-                    del out[column + VALUE_SUFFIX]
-                    self._capacities.discard(column[len(CAPACITY_PREFIX):])
+                if is_capacity_column(column):
+                    del out[capacity_value_column(capacity_name(column))]
+                    self._capacities.discard(capacity_name(column))
                 else:
                     self._types.pop(column, None)
                     self._lists.pop(column, None)
@@ -255,7 +256,7 @@ class DeviceInventory:
         # from its strings, as a rebuild would (Int64 when every value is integral again).
         for column in (removed_values | set(data)) & set(out):
             value_column = column + VALUE_SUFFIX
-            if column.startswith(CAPACITY_PREFIX) and value_column in out and out[value_column].dtype == "float64":
+            if is_capacity_column(column) and value_column in out and out[value_column].dtype == "float64":
                 out[value_column] = quantity_values(out[column]._pa_array)
         return out
 

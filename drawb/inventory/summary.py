@@ -6,12 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from drawb.inventory._frame import (
-    CAPACITY_PREFIX,
-    int_array,
-    object_array,
-    string_array,
-)
+from drawb.inventory._frame import int_array, object_array, string_array
+from drawb.inventory.schema import capacity_column
 
 MAX_VALUES = 10
 
@@ -30,7 +26,7 @@ def attribute_summary(frame: pd.DataFrame) -> pd.DataFrame:
     columns += [(qn, "capacity", "quantity") for qn in info.get("capacities", [])]
     rows = []
     for name, kind, kind_type in columns:
-        column = name if kind == "attribute" else CAPACITY_PREFIX + name
+        column = name if kind == "attribute" else capacity_column(name)
         for driver, series in frame[column].groupby(frame["driver"], sort=True):
             counts = _counts(series)
             if not counts:

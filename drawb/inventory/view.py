@@ -6,14 +6,14 @@ import re
 
 import pandas as pd
 
-from drawb.inventory._frame import CAPACITY_PREFIX
+from drawb.inventory.schema import capacity_column, qualify
 
 
-def per_driver(frame: pd.DataFrame, attribute: str, prefix: str = "") -> pd.Series:
-    """Per row, the value of column ``<prefix><row's driver>/<attribute>`` (NA where it has none)."""
+def per_driver(frame: pd.DataFrame, attribute: str, capacity: bool = False) -> pd.Series:
+    """Per row, the row's driver's own attribute (or capacity) ``name`` (NA where it has none)."""
     out = pd.Series(pd.NA, index=frame.index, dtype="object")
     for driver in frame["driver"].dropna().unique():
-        column = f"{prefix}{driver}/{attribute}"
+        column = capacity_column(qualify(attribute, driver)) if capacity else qualify(attribute, driver)
         if column in frame:
             rows = frame["driver"] == driver
             out[rows] = frame.loc[rows, column].astype("object")
@@ -29,7 +29,7 @@ def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
             "device": frame["device"],
             "type": per_driver(frame, "type"),
             "product": per_driver(frame, "productName"),
-            "memory": per_driver(frame, "memory", prefix=CAPACITY_PREFIX),
+            "memory": per_driver(frame, "memory", capacity=True),
             "profile": per_driver(frame, "profile"),
         },
         index=frame.index,

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from drawb.cel import compile_selector, preview, select
-from drawb.cel.selector import device_variables
+from drawb.cel.device import from_json as device_variables
 from drawb.cel.vector import FrameColumns, row_device
 from drawb.inventory import device_frame
 
