@@ -14,7 +14,7 @@ from typing import Any
 from drawb.alloc.errors import AllocationError
 from drawb.cel import CELCompileError, Selector, compile_selector
 from drawb.cel.env import GATE_DEFAULTS
-from drawb.cel.selector import device_variables
+from drawb.cel.device import from_json
 from drawb.cel.values import CelError
 
 _CEL_GATES = frozenset(GATE_DEFAULTS)
@@ -40,7 +40,7 @@ class SelectorEvaluator:
         key = id(device)
         cached = self._variables.get(key)
         if cached is None or cached[0] is not device:
-            cached = (device, device_variables(device, driver, spec))
+            cached = (device, from_json(device, driver, spec))
             self._variables[key] = cached
         return cached[1]
 
