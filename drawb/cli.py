@@ -53,7 +53,7 @@ Without --kubeconfig or --context, drawb uses its embedded simulated cluster.
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one subcommand and print its result; exit 2 on a drawb error."""
+    """Run one subcommand and print its result; exit 2 on a drawb error, else the result's ``exit_status`` (0)."""
     from drawb.commands.registry import problems_of, problems_text, reference, run_line
     from drawb.session import Session
 
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             print(text)
         except BrokenPipeError:  # e.g. piped into `head`
             sys.stderr.close()
-    return 0
+    return int(getattr(result, "exit_status", 0))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ KINDS: dict[str, Kind] = {
         Kind("Event", "v1", "events", True),
         Kind("Job", "batch/v1", "jobs", True),
         Kind("Deployment", "apps/v1", "deployments", True),
+        Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False),
     )
 }
 
@@ -112,3 +113,9 @@ class Cluster(Protocol):
 
     def served_resources(self) -> set[str]:
         """``<group/version>/<plural>`` of every resource the server serves."""
+
+    def group_versions(self, group: str) -> list[str]:
+        """The versions of API ``group`` the server serves (empty when it serves none)."""
+
+    def feature_gates_metric(self) -> dict[str, bool] | None:
+        """The API server's ``kubernetes_feature_enabled`` metric, or None where it cannot be read."""

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "drawb.commands.local",
     "drawb.commands.render",
     "drawb.commands.select",
+    "drawb.commands.doctor",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

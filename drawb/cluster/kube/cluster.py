@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from kubernetes import config as kube_config
@@ -21,6 +22,7 @@ from drawb.cluster.protocol import (
 )
 
 PAGE_SIZE = 500
+_FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\} (\d)', re.MULTILINE)
 
 
 class KubeCluster:
@@ -175,3 +177,25 @@ class KubeCluster:
                 raise
             served.update(f"{group_version}/{r['name']}" for r in doc.get("resources", []) if "/" not in r["name"])
         return served
+
+    def group_versions(self, group: str) -> list[str]:
+        """The versions of API ``group`` the server serves, from discovery (``/apis/<group>``)."""
+        try:
+            doc = request(self.client, "GET", f"/apis/{group}")
+        except ClusterError as exc:
+            if exc.status == 404:
+                return []
+            raise
+        return [v["version"] for v in doc.get("versions") or []]
+
+    def feature_gates_metric(self) -> dict[str, bool] | None:
+        """The ``kubernetes_feature_enabled`` metric of ``/metrics``; None when not allowed or not served."""
+        try:
+            raw = request(self.client, "GET", "/metrics", stream=True, timeout=(5, 30))
+        except ClusterError:
+            return None
+        try:
+            text = raw.data.decode(errors="replace")
+        finally:
+            raw.release_conn()
+        return {m.group(1): m.group(2) == "1" for m in _FEATURE_METRIC.finditer(text)}

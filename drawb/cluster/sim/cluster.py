@@ -6,6 +6,7 @@ import copy
 import itertools
 from collections.abc import Iterator
 
+from drawb.api.gates import effective_gates
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
@@ -15,6 +16,7 @@ from drawb.cluster.protocol import (
     kind_of,
     with_managed_label,
 )
+from drawb.cluster.sim.gates import check_gated_fields, drop_disabled_fields
 from drawb.cluster.sim.scenarios import Scenario, build_scenario
 from drawb.cluster.sim.validate import check_object
 from drawb.cluster.sim.workloads import demo_workloads
@@ -32,6 +34,7 @@ class SimCluster:
     def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True):
         self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
         self.description = f"simulated cluster '{self.scenario.name}'"
+        self.feature_gates = effective_gates(int(SIM_VERSION.split(".")[1]), self.scenario.feature_gates)
         self._objects: dict[Key, dict] = {}
         self._versions = itertools.count(1)
         namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in BUILTIN_NAMESPACES]
@@ -39,7 +42,9 @@ class SimCluster:
         if workloads and self.scenario.name == "default":
             seed = seed + demo_workloads()
         for obj in seed:
-            self._store(copy.deepcopy(obj))
+            obj = copy.deepcopy(obj)
+            drop_disabled_fields(obj, None, self.feature_gates)
+            self._store(obj)
 
     def _key(self, obj: dict) -> Key:
         kind = kind_of(obj.get("kind", ""))
@@ -85,11 +90,17 @@ class SimCluster:
                     f"{key[0]} '{key[2]}' exists and was not created by drawb; refusing to change it"
                 )
             labelled = with_managed_label(copy.deepcopy(obj))
+            drop_disabled_fields(labelled, existing, self.feature_gates)
+            check_gated_fields(labelled, self._namespace_labels(key[1]))
             labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
             prepared.append(labelled)
         if dry_run:
             return prepared
         return [copy.deepcopy(self._store(obj)) for obj in prepared]
+
+    def _namespace_labels(self, namespace: str | None) -> dict[str, str] | None:
+        ns = self._objects.get(("Namespace", None, namespace)) if namespace else None
+        return ((ns or {}).get("metadata") or {}).get("labels") or {}
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         """Delete an object drawb created."""
@@ -133,3 +144,11 @@ class SimCluster:
     def served_resources(self) -> set[str]:
         """Every kind drawb knows, as the simulation serves them all."""
         return {f"{k.api_version}/{k.plural}" for k in KINDS.values()}
+
+    def group_versions(self, group: str) -> list[str]:
+        """The versions of API ``group`` the simulation serves (only those drawb's kinds use)."""
+        return sorted({k.api_version.rpartition("/")[2] for k in KINDS.values() if k.api_version.rpartition("/")[0] == group})
+
+    def feature_gates_metric(self) -> dict[str, bool] | None:
+        """The simulated API server's DRA gates, as its ``kubernetes_feature_enabled`` metric would say."""
+        return dict(self.feature_gates)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 import yaml
 
+from drawb.api.gates import DRA_GATES
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.classes import nvidia_device_classes
 from drawb.cluster.sim.nodes import node_object
@@ -33,6 +34,7 @@ class Scenario:
     nodes: list[dict]
     resource_slices: list[dict]
     device_classes: list[dict]
+    feature_gates: dict[str, bool] = field(default_factory=dict)  # gates set on the simulated API server
 
     @property
     def device_count(self) -> int:
@@ -67,7 +69,19 @@ def build_scenario(name: str = "default") -> Scenario:
         raise ScenarioError(f"unknown scenario {name!r}; known scenarios: {known}")
     spec = yaml.safe_load(path.read_text())
     gpu_nodes = [_parse_node(name, i, n) for i, n in enumerate(spec.get("nodes", []))]
-    return _assemble(name, spec.get("description", ""), gpu_nodes)
+    scenario = _assemble(name, spec.get("description", ""), gpu_nodes)
+    scenario.feature_gates = _parse_gates(name, spec.get("feature_gates") or {})
+    return scenario
+
+
+def _parse_gates(scenario: str, raw: dict) -> dict[str, bool]:
+    if not isinstance(raw, dict) or not all(isinstance(v, bool) for v in raw.values()):
+        raise ScenarioError(f"scenario {scenario!r}: feature_gates must map gate names to true or false")
+    unknown = sorted(set(raw) - set(DRA_GATES))
+    if unknown:
+        raise ScenarioError(f"scenario {scenario!r}: unknown feature gate(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(DRA_GATES)}")
+    return dict(raw)
 
 
 def _synthetic_from_name(name: str) -> Scenario:

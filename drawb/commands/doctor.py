@@ -1,0 +1,25 @@
+"""``doctor``: readiness checks of the connected cluster for DRA on NVIDIA GPUs."""
+
+from __future__ import annotations
+
+from drawb.commands.registry import arg, command
+from drawb.session import Session
+
+
+@command(
+    "doctor",
+    "Is this cluster ready for DRA? Version, API, DeviceClasses, slices per GPU node, pools, feature gates "
+    "probed by server-side dry runs, device-plugin overlap, pending pods. Read-only unless --live.",
+    arg("--json", action="store_true", help="print the report as JSON"),
+    arg("--live", action="store_true",
+        help="also create a labelled claim and pod (holding one GPU for a few seconds) to see the scheduler and "
+             "kubelet serve them, then remove them"),
+    arg("-n", "--namespace", help="namespace for the claim probes and --live (default: the session's)"),
+    arg("--timeout", type=float, default=60, help="seconds --live waits for each step (default 60)"),
+)
+def doctor(session: Session, args, cell):
+    from drawb.doctor import ReportJson, diagnose
+
+    report = diagnose(session.cluster, namespace=args.namespace or session.namespace, live=args.live,
+                      live_timeout=args.timeout).name_commands(session.prog)
+    return ReportJson(report) if args.json else report

@@ -1,0 +1,63 @@
+"""The simulated API server's gate-dependent field dropping (kube-apiserver's dropDisabledFields)."""
+
+from __future__ import annotations
+
+import copy
+
+from drawb.api.gates import DRA_GATES, default_gates, effective_gates
+from drawb.cluster.sim.gates import drop_disabled_fields
+
+OFF = dict.fromkeys(DRA_GATES, False)
+ON = dict.fromkeys(DRA_GATES, True)
+
+
+def slice_with(**device) -> dict:
+    return {"kind": "ResourceSlice", "metadata": {"name": "s"},
+            "spec": {"driver": "d", "nodeName": "n", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                     "sharedCounters": [{"name": "c", "counters": {"m": {"value": "1"}}}],
+                     "devices": [{"name": "x", **device}]}}
+
+
+DEVICE = {"taints": [{"key": "k", "effect": "NoSchedule"}], "consumesCounters": [{"counterSet": "c", "counters": {}}],
+          "bindsToNode": True, "bindingConditions": ["a"], "allowMultipleAllocations": True,
+          "capacity": {"m": {"value": "1", "requestPolicy": {"default": "1"}}}}
+
+
+def test_every_gated_slice_field_is_dropped_with_its_gate_off_and_kept_with_it_on():
+    off, on = slice_with(**copy.deepcopy(DEVICE)), slice_with(**copy.deepcopy(DEVICE))
+    drop_disabled_fields(off, None, OFF)
+    drop_disabled_fields(on, None, ON)
+    assert "sharedCounters" not in off["spec"] and off["spec"]["devices"][0] == {"name": "x", "capacity": {"m": {"value": "1"}}}
+    assert on == slice_with(**DEVICE)
+
+
+def test_binding_conditions_need_device_status_too():
+    obj = slice_with(bindsToNode=True, bindingConditions=["a"])
+    drop_disabled_fields(obj, None, {**ON, "DRAResourceClaimDeviceStatus": False})
+    assert "bindingConditions" not in obj["spec"]["devices"][0]
+
+
+def test_an_update_keeps_fields_the_stored_object_already_uses():
+    stored = slice_with(taints=[{"key": "k", "effect": "NoSchedule"}])
+    new = copy.deepcopy(stored)
+    drop_disabled_fields(new, stored, OFF)
+    assert new["spec"]["devices"][0]["taints"] and "sharedCounters" in new["spec"]
+
+
+def test_claims_lose_first_available_admin_access_and_capacity_but_not_distinct_attribute():
+    claim = {"kind": "ResourceClaim", "metadata": {"name": "c"}, "spec": {"devices": {
+        "requests": [{"name": "a", "firstAvailable": [{"name": "x", "deviceClassName": "g", "capacity": {}}]},
+                     {"name": "b", "exactly": {"deviceClassName": "g", "adminAccess": True, "capacity": {}}}],
+        "constraints": [{"distinctAttribute": "d/uuid"}]}}}
+    drop_disabled_fields(claim, None, OFF)
+    assert claim["spec"]["devices"] == {"requests": [{"name": "a"}, {"name": "b", "exactly": {"deviceClassName": "g"}}],
+                                        "constraints": [{"distinctAttribute": "d/uuid"}]}
+
+
+def test_class_extended_resource_name_and_the_134_defaults():
+    cls = {"kind": "DeviceClass", "metadata": {"name": "g"}, "spec": {"extendedResourceName": "nvidia.com/gpu"}}
+    drop_disabled_fields(cls, None, default_gates(34))
+    assert cls["spec"] == {}
+    assert {g for g, on in default_gates(34).items() if on} == {
+        "DRAAdminAccess", "DRAPrioritizedList", "DRAResourceClaimDeviceStatus"}
+    assert all(default_gates(36).values()) and effective_gates(34, {"DRAExtendedResource": True})["DRAExtendedResource"]
