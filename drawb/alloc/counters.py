@@ -33,14 +33,14 @@ class CounterBook:
         self.available: dict[Any, Counters] = {}
         self.consumed: dict[Any, Counters] = {}
 
-    def _scope(self, candidate: Any) -> Any:
+    def _scope(self, candidate: Any, pool: Any) -> Any:
         if self.minor == 34:
             return (candidate.slice.get("metadata") or {}).get("name", "")
         if self.minor == 35:
-            return candidate.pool.name
-        return (candidate.pool.driver, candidate.pool.name)
+            return pool.name
+        return (pool.driver, pool.name)
 
-    def _available(self, candidate: Any, scope: Any) -> Counters:
+    def _available(self, candidate: Any, pool: Any, scope: Any) -> Counters:
         cached = self.available.get(scope)
         if cached is not None:
             return cached
@@ -48,8 +48,8 @@ class CounterBook:
             counter_sets = (candidate.slice.get("spec") or {}).get("sharedCounters") or []
             slices = [candidate.slice]
         else:
-            counter_sets = list((candidate.pool.counter_sets or {}).values())
-            slices = [*candidate.pool.slices, *candidate.pool.other_slices]
+            counter_sets = list((pool.counter_sets or {}).values())
+            slices = [*pool.slices, *pool.other_slices]
         available: Counters = {}
         for counter_set in counter_sets:
             available[counter_set.get("name", "")] = {
@@ -71,10 +71,10 @@ class CounterBook:
         self.available[scope] = available
         return available
 
-    def take(self, device: Mapping[str, Any], candidate: Any) -> bool:
+    def take(self, device: Mapping[str, Any], candidate: Any, pool: Any) -> bool:
         """Consume the device's counters; False (and nothing consumed) when some counter runs out."""
-        scope = self._scope(candidate)
-        available = self._available(candidate, scope)
+        scope = self._scope(candidate, pool)
+        available = self._available(candidate, pool, scope)
         consumed = self.consumed.setdefault(scope, {})
         for consumption in device.get("consumesCounters") or []:
             into = consumed.setdefault(consumption.get("counterSet", ""), {})
@@ -85,16 +85,16 @@ class CounterBook:
             used = consumed.get(set_name, {})
             for n, value in counters.items():
                 if n in used and value.compare_to(used[n]) < 0:
-                    self.release(device, candidate)
+                    self.release(device, candidate, pool)
                     return False
                 if n not in used and value.sign < 0:
-                    self.release(device, candidate)
+                    self.release(device, candidate, pool)
                     return False
         return True
 
-    def release(self, device: Mapping[str, Any], candidate: Any) -> None:
+    def release(self, device: Mapping[str, Any], candidate: Any, pool: Any) -> None:
         """Give back what ``take`` consumed for the device."""
-        consumed = self.consumed.setdefault(self._scope(candidate), {})
+        consumed = self.consumed.setdefault(self._scope(candidate, pool), {})
         for consumption in device.get("consumesCounters") or []:
             into = consumed.setdefault(consumption.get("counterSet", ""), {})
             for n, c in (consumption.get("counters") or {}).items():

@@ -19,6 +19,7 @@ from typing import Any
 
 from drawb.alloc.errors import AllocationError
 from drawb.alloc.nodes import NodeSelectorError, node_matches
+from drawb.alloc.slices import info
 from drawb.alloc.versions import Flavor
 
 
@@ -51,13 +52,15 @@ def _slice_name(slice_: Mapping[str, Any]) -> str:
 
 def has_binding_conditions(slice_: Mapping[str, Any]) -> bool:
     """Whether any device of the slice lists binding conditions (``!= nil``: an empty list counts)."""
-    return any(d.get("bindingConditions") is not None for d in _spec(slice_).get("devices") or [])
+    return info(slice_).binding
 
 
 def _slice_matches(slice_: Mapping[str, Any], node: Mapping[str, Any] | None) -> bool:
-    spec = _spec(slice_)
-    node_name, all_nodes, selector = spec.get("nodeName") or "", bool(spec.get("allNodes")), spec.get("nodeSelector")
-    if node_name or all_nodes or selector is not None:
+    extracted = info(slice_)
+    node_name, all_nodes, selector = extracted.node_name, extracted.all_nodes, extracted.node_selector
+    if node_name:
+        return node is not None and (node.get("metadata") or {}).get("name") == node_name
+    if all_nodes or selector is not None:
         try:
             return node_matches(node, node_name, all_nodes, selector)
         except NodeSelectorError as err:
@@ -65,8 +68,8 @@ def _slice_matches(slice_: Mapping[str, Any], node: Mapping[str, Any] | None) ->
                 f"gather pool information: failed to perform node selection for slice {_slice_name(slice_)}: "
                 f"failed to parse node selector: {err}"
             ) from None
-    if spec.get("perDeviceNodeSelection"):
-        for device in spec.get("devices") or []:
+    if extracted.per_device:
+        for device in _spec(slice_).get("devices") or []:
             try:
                 if node_matches(node, device.get("nodeName") or "", bool(device.get("allNodes")), device.get("nodeSelector")):
                     return True
@@ -79,10 +82,9 @@ def _slice_matches(slice_: Mapping[str, Any], node: Mapping[str, Any] | None) ->
 
 
 def _add(pools: dict[tuple[str, str], Pool], slice_: Mapping[str, Any]) -> None:
-    spec = _spec(slice_)
-    pool_spec = spec.get("pool") or {}
-    key = (spec.get("driver", ""), pool_spec.get("name", ""))
-    generation = int(pool_spec.get("generation") or 0)
+    extracted = info(slice_)
+    key = (extracted.driver, extracted.pool)
+    generation = extracted.generation
     pool = pools.get(key)
     if pool is None:
         pools[key] = Pool(key[0], key[1], generation, [slice_])
@@ -96,8 +98,12 @@ def _add(pools: dict[tuple[str, str], Pool], slice_: Mapping[str, Any]) -> None:
 
 
 def _check(pool: Pool) -> None:
-    count = int((_spec(pool.slices[0]).get("pool") or {}).get("resourceSliceCount") or 0)
-    pool.incomplete = len(pool.slices) != count
+    pool.incomplete = len(pool.slices) != info(pool.slices[0]).count
+    if len(pool.slices) == 1:
+        duplicate = info(pool.slices[0]).duplicate
+        if duplicate is not None:
+            pool.invalid, pool.invalid_reason = True, f"duplicate device name {duplicate}"
+        return
     seen: set[str] = set()
     for slice_ in pool.slices:
         for device in _spec(slice_).get("devices") or []:
@@ -121,9 +127,9 @@ def _gather_34(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | No
     experimental = flavor.impl == "experimental"
     pools: dict[tuple[str, str], Pool] = {}
     later: list[Mapping[str, Any]] = []
+    partitionable = flavor.has("PartitionableDevices")
     for slice_ in slices:
-        spec = _spec(slice_)
-        if not flavor.has("PartitionableDevices") and spec.get("perDeviceNodeSelection") is not None:
+        if not partitionable and info(slice_).per_device_set:
             continue
         if not _slice_matches(slice_, node):
             continue
@@ -142,11 +148,11 @@ def _gather_34(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | No
 
 
 def _generation(slice_: Mapping[str, Any]) -> int:
-    return int((_spec(slice_).get("pool") or {}).get("generation") or 0)
+    return info(slice_).generation
 
 
 def _slice_count(slice_: Mapping[str, Any]) -> int:
-    return int((_spec(slice_).get("pool") or {}).get("resourceSliceCount") or 0)
+    return info(slice_).count
 
 
 def _same_generation(slices: Sequence[Mapping[str, Any]], pool: Pool) -> list[Mapping[str, Any]] | None:
@@ -184,6 +190,9 @@ def _gather_35_stable(slices: Sequence[Mapping[str, Any]], node: Mapping[str, An
 
 
 def _duplicate_device(slices: Sequence[Mapping[str, Any]]) -> str | None:
+    if len(slices) == 1:
+        duplicate = info(slices[0]).duplicate
+        return None if duplicate is None else f"duplicate device name {duplicate}"
     seen: set[str] = set()
     for slice_ in slices:
         for device in _spec(slice_).get("devices") or []:
@@ -255,12 +264,12 @@ def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None,
     pools: dict[tuple[str, str], Pool] = {}
     later: list[Mapping[str, Any]] = []
     for slice_ in slices:
-        spec = _spec(slice_)
-        if not partitionable and (spec.get("perDeviceNodeSelection") is not None or spec.get("sharedCounters")):
+        extracted = info(slice_)
+        if not partitionable and (extracted.per_device_set or extracted.shared_counters):
             continue
-        if not (spec.get("sharedCounters") or _slice_matches(slice_, node)):
+        if not (extracted.shared_counters or _slice_matches(slice_, node)):
             continue
-        if binding_slices_last and not spec.get("sharedCounters") and has_binding_conditions(slice_):
+        if binding_slices_last and not extracted.shared_counters and extracted.binding:
             later.append(slice_)
             continue
         _add(pools, slice_)

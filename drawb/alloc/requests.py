@@ -70,6 +70,8 @@ class RequestData:
     num_devices: int = 0
     selected_sub: int = 0
     all_devices: list = field(default_factory=list)
+    class_selectors: list = field(default_factory=list)
+    class_owner: str = ""
 
     @property
     def name(self) -> str:

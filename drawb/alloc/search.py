@@ -16,6 +16,7 @@ from drawb.alloc.pools import Pool
 from drawb.alloc.requests import ALL, RequestData
 from drawb.alloc.rules import Rules
 from drawb.alloc.selectors import SelectorEvaluator
+from drawb.alloc.slices import Candidate, info
 from drawb.alloc.state import AllocatedState
 from drawb.alloc.taints import all_tolerated
 
@@ -27,15 +28,6 @@ Key = tuple[int, int, int]  # claim, request, subrequest
 
 class MaxSizeExceeded(Exception):
     """``errAllocationResultMaxSizeExceeded``: this branch cannot stay within 32 results."""
-
-
-class Candidate:
-    """One device of a pool: its id, JSON and slice."""
-
-    __slots__ = ("id", "device", "slice", "pool", "index")
-
-    def __init__(self, device_id: DeviceID, device: Mapping[str, Any], slice_: Mapping[str, Any], pool: Pool, index: int):
-        self.id, self.device, self.slice, self.pool, self.index = device_id, device, slice_, pool, index
 
 
 class DeviceResult:
@@ -71,15 +63,13 @@ class Search:
         self.counters = CounterBook(state.allocated.__contains__, rules.flavor.minor)
         self.matches: dict[tuple, bool] = {}
         self.invocations = 0
+        self.claim_owners = [f"claim {rules.kobj(claim)}" for claim in self.claims]
+        self.pool_of = {(pool.driver, pool.name): pool for pool in pools}
         self.by_pool: dict[int, list[Candidate]] = {
-            id(pool): [
-                Candidate((pool.driver, pool.name, d.get("name", "")), d, s, pool, i)
-                for s in pool.slices
-                for i, d in enumerate((s.get("spec") or {}).get("devices") or [])
-            ]
-            for pool in pools
+            id(pool): [c for s in pool.slices for c in info(s).candidates] for pool in pools
         }
         self.flat = [c for pool in pools for c in self.by_pool[id(pool)]]
+        self.unusable = {key for key, pool in self.pool_of.items() if pool.invalid or pool.incomplete}
 
     # --- selection --------------------------------------------------------------------------
 
@@ -93,14 +83,12 @@ class Search:
         if cached is not None:
             return cached
         driver = candidate.id[0]
+        evaluator = self.evaluator
         result = True
-        if data.device_class is not None:
-            class_name = (data.device_class.get("metadata") or {}).get("name", "")
-            selectors = (data.device_class.get("spec") or {}).get("selectors") or []
-            result = self.evaluator.matches(selectors, device, driver, f"class {class_name}")
-        if result:
-            owner = f"claim {self.rules.kobj(self.claims[key[0]])}"
-            result = self.evaluator.matches(data.request.selectors, device, driver, owner)
+        if data.class_selectors:
+            result = evaluator.matches(data.class_selectors, device, driver, data.class_owner)
+        if result and data.request.selectors:
+            result = evaluator.matches(data.request.selectors, device, driver, self.claim_owners[key[0]])
         if result and (candidate.slice.get("spec") or {}).get("perDeviceNodeSelection"):
             try:
                 result = node_matches(self.node, device.get("nodeName") or "", bool(device.get("allNodes")), device.get("nodeSelector"))
@@ -192,8 +180,8 @@ class Search:
         candidates = self.flat
         for position in range(start, len(candidates)):
             candidate = candidates[position]
-            pool = candidate.pool
-            if pool.invalid or pool.incomplete:
+            if self.unusable and candidate.pool_key in self.unusable:
+                pool = self.pool_of[candidate.pool_key]
                 if rules.invalid_pool_error and pool.invalid:
                     raise AllocationError(f"pool {pool.name} is invalid: {pool.invalid_reason}")
                 if rules.skip_unusable_pools:
@@ -241,7 +229,7 @@ class Search:
         consumes = device.get("consumesCounters")
         if consumes and not rules.partitionable:
             return None
-        if consumes and not self.counters.take(device, candidate):
+        if consumes and not self.counters.take(device, candidate, self.pool_of[candidate.pool_key]):
             return None
 
         if data.parent is None:
@@ -292,7 +280,7 @@ class Search:
                 if consumed:
                     cap.subtract(self.allocating_capacity, device_id, consumed)
             elif rules.partitionable and consumes:
-                self.counters.release(device, candidate)
+                self.counters.release(device, candidate, self.pool_of[candidate.pool_key])
             del results[size:]
 
         return undo

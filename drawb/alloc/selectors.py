@@ -3,6 +3,10 @@
 The scheduler compiles a selector on first use (``cel.Cache.GetOrCompile``) in its stored-expression
 environment, so a compile error surfaces only when some device is checked against it; a runtime
 error aborts the allocation. Both are reported with the class or claim and the selector's index.
+
+A selector's verdict on a device is pure, so drawb remembers it across calls, keyed by the device
+object itself (held, so its identity stays unique): objects are treated as immutable, as an
+informer's cache treats them. ``clear_caches`` forgets everything.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from drawb.alloc.errors import AllocationError
 from drawb.cel import CELCompileError, Selector, compile_selector
 from drawb.cel.env import GATE_DEFAULTS
-from drawb.cel.device import from_json
+from drawb.cel.selector import device_variables, enhance_runtime_error
 from drawb.cel.values import CelError
 
 _CEL_GATES = frozenset(GATE_DEFAULTS)
@@ -28,43 +32,63 @@ def _compiled(expression: str, version: str, gates: tuple[tuple[str, bool], ...]
         return err
 
 
+_CACHE_LIMIT = 500_000
+_variables: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+_verdicts: dict[tuple, tuple[Any, bool | str]] = {}
+
+
+def clear_caches() -> None:
+    """Forget remembered device variables and selector verdicts."""
+    _variables.clear()
+    _verdicts.clear()
+
+
 class SelectorEvaluator:
-    """Evaluates selectors for one allocation attempt; device variables are built once per device."""
+    """Evaluates class and request selectors on devices for one Kubernetes version and gate set."""
 
     def __init__(self, minor: int, gates: tuple[tuple[str, bool], ...]) -> None:
         self.version = f"1.{minor}"
         self.gates = tuple((g, v) for g, v in gates if g in _CEL_GATES)
-        self._variables: dict[int, tuple[Any, dict[str, Any]]] = {}
 
-    def _device_variables(self, device: Mapping[str, Any], driver: str, spec: Any) -> dict[str, Any]:
-        key = id(device)
-        cached = self._variables.get(key)
+    def _device_variables(self, device: Mapping[str, Any], driver: str, compiled: Selector) -> dict[str, Any]:
+        key = (id(device), driver, compiled.spec)
+        cached = _variables.get(key)
         if cached is None or cached[0] is not device:
-            cached = (device, from_json(device, driver, spec))
-            self._variables[key] = cached
+            if len(_variables) > _CACHE_LIMIT:
+                _variables.clear()
+            cached = (device, device_variables(device, driver, compiled.spec))
+            _variables[key] = cached
         return cached[1]
+
+    def _verdict(self, expression: str, device: Mapping[str, Any], driver: str) -> bool | str | CELCompileError:
+        compiled = _compiled(expression, self.version, self.gates)
+        if isinstance(compiled, CELCompileError):
+            return compiled
+        key = (id(device), driver, expression, self.version, self.gates)
+        cached = _verdicts.get(key)
+        if cached is not None and cached[0] is device:
+            return cached[1]
+        verdict: bool | str
+        try:
+            verdict = compiled.evaluate(self._device_variables(device, driver, compiled))
+        except CelError as err:
+            verdict = enhance_runtime_error(err.message, compiled.spec.minor)
+        except RecursionError:
+            verdict = "max recursion depth exceeded"
+        if len(_verdicts) > _CACHE_LIMIT:
+            _verdicts.clear()
+        _verdicts[key] = (device, verdict)
+        return verdict
 
     def matches(self, selectors: list, device: Mapping[str, Any], driver: str, owner: str) -> bool:
         """Whether every selector matches; ``owner`` is ``class X`` or ``claim Y`` for error messages."""
         for index, selector in enumerate(selectors):
-            expression = (selector.get("cel") or {}).get("expression", "")
-            compiled = _compiled(expression, self.version, self.gates)
-            if isinstance(compiled, CELCompileError):
-                raise AllocationError(f"{owner}: selector #{index}: CEL compile error: {compiled.message}")
-            try:
-                variables = self._device_variables(device, driver, compiled.spec)
-                matched = compiled.evaluate(variables)
-            except CelError as err:
-                message = _runtime_message(err.message, compiled)
-                raise AllocationError(f"{owner}: selector #{index}: CEL runtime error: {message}") from None
-            except RecursionError:
-                raise AllocationError(f"{owner}: selector #{index}: CEL runtime error: max recursion depth exceeded") from None
-            if not matched:
+            verdict = self._verdict((selector.get("cel") or {}).get("expression", ""), device, driver)
+            if verdict is True:
+                continue
+            if verdict is False:
                 return False
+            if isinstance(verdict, CELCompileError):
+                raise AllocationError(f"{owner}: selector #{index}: CEL compile error: {verdict.message}")
+            raise AllocationError(f"{owner}: selector #{index}: CEL runtime error: {verdict}")
         return True
-
-
-def _runtime_message(message: str, compiled: Selector) -> str:
-    from drawb.cel.selector import enhance_runtime_error
-
-    return enhance_runtime_error(message, compiled.spec.minor)

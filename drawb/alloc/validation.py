@@ -97,6 +97,8 @@ def _validate_request(search: Search, classes: Mapping[str, Mapping[str, Any]], 
             f'deviceclass.resource.k8s.io "{request.class_name}" not found'
         )
     data.device_class = device_class
+    data.class_selectors = list((device_class.get("spec") or {}).get("selectors") or [])
+    data.class_owner = f"class {(device_class.get('metadata') or {}).get('name', '')}"
     if request.mode == EXACT_COUNT:
         data.num_devices = request.count
     elif request.mode == ALL:

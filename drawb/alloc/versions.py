@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from drawb.alloc.errors import AllocationError
@@ -124,7 +125,12 @@ def choose(minor: int, features: frozenset[str]) -> str:
 
 def flavor(kubernetes_version: str, feature_gates: Mapping[str, bool] | None, impl: str | None = None) -> Flavor:
     """The allocator the scheduler of this version runs with these gates (``impl`` forces one, for tests)."""
+    return _flavor(str(kubernetes_version), tuple(sorted((feature_gates or {}).items())), impl)
+
+
+@lru_cache(maxsize=256)
+def _flavor(kubernetes_version: str, feature_gates: tuple[tuple[str, bool], ...], impl: str | None) -> Flavor:
     minor = minor_of(kubernetes_version)
-    gates = gate_values(minor, feature_gates)
+    gates = gate_values(minor, dict(feature_gates))
     features = allocator_features(minor, gates)
     return Flavor(minor, impl or choose(minor, features), features, tuple(sorted(gates.items())))

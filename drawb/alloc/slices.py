@@ -1,0 +1,62 @@
+"""What the allocator reads from a ResourceSlice, extracted once per slice object.
+
+Slices are treated as immutable (as an informer's cache treats them): the extraction is keyed by
+the object itself, which the cache holds so its identity stays unique."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+_LIMIT = 200_000
+_cache: dict[int, tuple[Mapping[str, Any], SliceInfo]] = {}
+
+
+class Candidate:
+    """One device of a slice: its id, JSON, slice and position in the slice."""
+
+    __slots__ = ("id", "device", "slice", "index", "pool_key")
+
+    def __init__(self, device_id: tuple[str, str, str], device: Mapping[str, Any], slice_: Mapping[str, Any], index: int):
+        self.id, self.device, self.slice, self.index = device_id, device, slice_, index
+        self.pool_key = device_id[:2]
+
+
+class SliceInfo:
+    """The fields of one slice the pool gathering and the search use."""
+
+    __slots__ = ("name", "driver", "pool", "generation", "count", "node_name", "all_nodes", "node_selector",
+                 "per_device", "per_device_set", "shared_counters", "binding", "duplicate", "candidates")  # fmt: skip
+
+    def __init__(self, slice_: Mapping[str, Any]) -> None:
+        spec = slice_.get("spec") or {}
+        pool = spec.get("pool") or {}
+        self.name = (slice_.get("metadata") or {}).get("name", "")
+        self.driver = spec.get("driver", "")
+        self.pool = pool.get("name", "")
+        self.generation = int(pool.get("generation") or 0)
+        self.count = int(pool.get("resourceSliceCount") or 0)
+        self.node_name = spec.get("nodeName") or ""
+        self.all_nodes = bool(spec.get("allNodes"))
+        self.node_selector = spec.get("nodeSelector")
+        self.per_device = bool(spec.get("perDeviceNodeSelection"))
+        self.per_device_set = spec.get("perDeviceNodeSelection") is not None
+        self.shared_counters = bool(spec.get("sharedCounters"))
+        devices = spec.get("devices") or []
+        self.binding = any(d.get("bindingConditions") is not None for d in devices)
+        names = [d.get("name", "") for d in devices]
+        seen: set[str] = set()
+        self.duplicate = next((n for n in names if n in seen or seen.add(n)), None)
+        self.candidates = [Candidate((self.driver, self.pool, n), d, slice_, i) for i, (n, d) in enumerate(zip(names, devices))]
+
+
+def info(slice_: Mapping[str, Any]) -> SliceInfo:
+    """The (cached) SliceInfo of a slice object."""
+    cached = _cache.get(id(slice_))
+    if cached is not None and cached[0] is slice_:
+        return cached[1]
+    if len(_cache) > _LIMIT:
+        _cache.clear()
+    extracted = SliceInfo(slice_)
+    _cache[id(slice_)] = (slice_, extracted)
+    return extracted
