@@ -7,7 +7,7 @@ from typing import Any
 
 from drawb.alloc.errors import AllocationError
 from drawb.alloc.nodes import merge_requirements, node_name_selector
-from drawb.alloc.pools import gather_pools
+from drawb.alloc.pools import gather_pools, random_pool_order
 from drawb.alloc.requests import RequestData
 from drawb.alloc.rules import Rules, rules_for
 from drawb.alloc.search import DeviceResult, MaxSizeExceeded, Search
@@ -44,14 +44,19 @@ def allocate(
 
 
 def allocate_with(flavor: Flavor, claims: Sequence[Obj], *, node: Obj | None, slices: list[Obj],
-                  classes: list[Obj], state: AllocatedState, stats: dict | None = None) -> list[dict] | None:  # fmt: skip
+                  classes: list[Obj], state: AllocatedState, stats: dict | None = None,
+                  reverse_random_order: bool = False) -> list[dict] | None:  # fmt: skip
     """``allocate`` for one resolved Flavor and AllocatedState (the upstream tests drive this);
-    ``stats["invocations"]`` receives the search's step count (``NumAllocateOneInvocations``)."""
+    ``stats["invocations"]`` receives the search's step count (``NumAllocateOneInvocations``);
+    ``reverse_random_order`` tries pools in reverse where Go's order is random (to find results
+    that depend on it)."""
     rules = rules_for(flavor)
     by_name = {}
     for device_class in classes:
         by_name.setdefault((device_class.get("metadata") or {}).get("name", ""), device_class)
     pools = gather_pools(slices, node, flavor)
+    if reverse_random_order and random_pool_order(flavor):
+        pools.reverse()
     search = Search(list(claims), node, pools, rules, state, SelectorEvaluator(flavor.minor, flavor.gates))
     validate(search, by_name)
     try:

@@ -114,6 +114,11 @@ def _check(pool: Pool) -> None:
             seen.add(name)
 
 
+def random_pool_order(flavor: Flavor) -> bool:
+    """Whether Go's pool order is random (map order) for this allocator."""
+    return flavor.minor <= 35 or flavor.impl == "stable"
+
+
 def gather_pools(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor) -> list[Pool]:
     """The pools of ``slices`` visible on ``node``, in drawb's deterministic order (module docstring)."""
     if flavor.minor == 34:
