@@ -18,7 +18,8 @@ from typing import Any
 from drawb.alloc.errors import AllocationError
 from drawb.cel import CELCompileError, Selector, compile_selector
 from drawb.cel.env import GATE_DEFAULTS
-from drawb.cel.selector import device_variables, enhance_runtime_error
+from drawb.cel.device import from_json
+from drawb.cel.selector import enhance_runtime_error
 from drawb.cel.values import CelError
 
 _CEL_GATES = frozenset(GATE_DEFAULTS)
@@ -56,7 +57,7 @@ class SelectorEvaluator:
         if cached is None or cached[0] is not device:
             if len(_variables) > _CACHE_LIMIT:
                 _variables.clear()
-            cached = (device, device_variables(device, driver, compiled.spec))
+            cached = (device, from_json(device, driver, compiled.spec))
             _variables[key] = cached
         return cached[1]
 
