@@ -11,16 +11,22 @@ from drawb.errors import DrawbError, UsageError
 NOTEBOOK_ONLY = ("builder",)  # subcommands of the notebook front end (widgets): named here to say so
 
 
-def _global_options(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(prog="drawb", add_help=False)
-    parser.add_argument("--kubeconfig")
-    parser.add_argument("--context")
-    parser.add_argument("--scenario", default="default")
-    parser.add_argument("--namespace", "-N", default="default")
-    parser.add_argument("--kubernetes-version", default="1.34")
-    parser.add_argument("--traceback", action="store_true")
-    parser.add_argument("-h", "--help", action="store_true")
-    return parser.parse_known_args(argv)
+def _global_parser() -> argparse.ArgumentParser:
+    """The options before the subcommand: the session's options, then --traceback and --help."""
+    from drawb.session import session_options
+
+    parser = argparse.ArgumentParser(
+        prog="drawb",
+        usage="drawb [options] <subcommand> [subcommand options]",
+        description="Without --kubeconfig or --context, drawb uses its embedded simulated cluster.",
+        add_help=False,
+    )
+    for option in session_options():
+        flags = ["--" + option.name.replace("_", "-")] + ([option.metadata["short"]] if option.metadata["short"] else [])
+        parser.add_argument(*flags, default=option.default, help=option.metadata["help"])
+    parser.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
+    parser.add_argument("-h", "--help", action="store_true", help="show this reference")
+    return parser
 
 
 def render(value: object) -> str:
@@ -46,29 +52,17 @@ def _cell(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-USAGE = """usage: drawb [--kubeconfig PATH] [--context NAME] [--scenario NAME] [--namespace NS] <subcommand> [options]
-
-Without --kubeconfig or --context, drawb uses its embedded simulated cluster.
-"""
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand and print its result; exit 2 on a drawb error, else the result's ``exit_status`` (0)."""
     from drawb.commands.registry import problems_of, problems_text, reference, run_line
-    from drawb.session import Session
+    from drawb.session import Session, session_options
 
-    options, rest = _global_options(sys.argv[1:] if argv is None else argv)
+    parser = _global_parser()
+    options, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if options.help or not rest:
-        print(USAGE + "\nSubcommands:\n\n" + reference(prog="drawb"))
+        print(parser.format_help() + "\nSubcommands:\n\n" + reference(prog="drawb"))
         return 0
-    session = Session(
-        namespace=options.namespace,
-        scenario=options.scenario,
-        kubeconfig=options.kubeconfig,
-        context=options.context,
-        kubernetes_version=options.kubernetes_version,
-        prog="drawb",
-    )
+    session = Session(**{o.name: getattr(options, o.name) for o in session_options()}, prog="drawb")
     try:
         if rest[0] in NOTEBOOK_ONLY:
             raise UsageError(f"{rest[0]} is a notebook widget", hint=f"run `%dra {rest[0]}` in Jupyter")

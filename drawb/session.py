@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field, fields
 
+from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.cluster.protocol import Cluster
+
+
+def option(default: str | None, help: str, *, short: str | None = None):
+    """A user setting: a ``DRAMagics`` traitlet and a ``drawb --<name>`` flag are made from it."""
+    return field(default=default, metadata={"help": help, "short": short})
 
 
 @dataclass
 class Session:
     """One user's connection and settings, shared by the magics and the CLI."""
 
-    namespace: str = "default"
-    scenario: str = "default"
-    kubeconfig: str | None = None
-    context: str | None = None
-    kubernetes_version: str = "1.34"
-    template_dir: str | None = None
+    namespace: str = option("default", "namespace for claims, templates and pods drawb creates", short="-N")
+    scenario: str = option("default", "simulated scenario used when no kubeconfig is given")
+    kubeconfig: str | None = option(None, "kubeconfig path of a real cluster")
+    context: str | None = option(None, "kubeconfig context of a real cluster")
+    kubernetes_version: str = option(DEFAULT_KUBERNETES_VERSION, "Kubernetes version whose rules drawb checks against")
+    template_dir: str | None = option(None, "a folder of your own manifest templates")
     prog: str = "%dra"
     user_ns: dict = field(default_factory=dict, repr=False)
     _cluster: Cluster | None = field(default=None, repr=False)
@@ -63,3 +69,8 @@ class Session:
         if close is not None:
             close()
         self._cluster, self._live = None, None
+
+
+def session_options() -> list[Field]:
+    """The user settings of a Session (name, default, ``metadata["help"]``), in declaration order."""
+    return [f for f in fields(Session) if "help" in f.metadata]

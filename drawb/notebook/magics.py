@@ -10,19 +10,25 @@ from traitlets.config import Configurable
 
 import drawb.notebook.builder  # noqa: F401  (registers the notebook's own subcommand, %dra builder)
 from drawb.errors import DrawbError
-from drawb.session import Session
+from drawb.session import Session, session_options
+
+OPTION_NAMES = tuple(f.name for f in session_options())
+
+# The session's options as config traitlets (``%config DRAMagics.namespace = "gpu-team"``).
+SessionTraits = type(
+    "SessionTraits",
+    (Configurable,),
+    {
+        f.name: Unicode(f.default, allow_none=f.default is None, config=True, help=f.metadata["help"])
+        for f in session_options()
+    },
+)
 
 
 @magics_class
-class DRAMagics(Magics, Configurable):
+class DRAMagics(Magics, SessionTraits):
     """The DRA workbench. Options are set with ``%config DRAMagics.<option> = value``."""
 
-    namespace = Unicode("default", config=True, help="namespace for claims, templates and pods drawb creates")
-    scenario = Unicode("default", config=True, help="simulated scenario used when no kubeconfig is given")
-    kubeconfig = Unicode(None, allow_none=True, config=True, help="kubeconfig path of a real cluster")
-    context = Unicode(None, allow_none=True, config=True, help="kubeconfig context of a real cluster")
-    kubernetes_version = Unicode("1.34", config=True, help="Kubernetes version whose rules drawb checks against")
-    template_dir = Unicode(None, allow_none=True, config=True, help="a folder of your own manifest templates")
     short_errors = Bool(True, config=True, help="print drawb errors as one named line with a hint, no traceback")
 
     def __init__(self, shell=None, **kwargs):
@@ -33,12 +39,12 @@ class DRAMagics(Magics, Configurable):
         if shell is not None:
             self.session.user_ns = shell.user_ns
 
-    @observe("namespace", "scenario", "kubeconfig", "context", "kubernetes_version", "template_dir")
+    @observe(*OPTION_NAMES)
     def _on_option(self, change) -> None:
         self._sync_session()
 
     def _sync_session(self) -> None:
-        for name in ("namespace", "scenario", "kubeconfig", "context", "kubernetes_version", "template_dir"):
+        for name in OPTION_NAMES:
             setattr(self.session, name, getattr(self, name))
 
     @line_cell_magic
@@ -67,6 +73,6 @@ def reference_doc() -> str:
         "Run a drawb subcommand: %dra <subcommand> [options], or %%dra <subcommand> with a cell.\n\n"
         "Subcommands:\n\n" + reference()
         + "\n\nOptions (set with %config DRAMagics.<name> = value): "
-        + ", ".join(sorted(DRAMagics.class_own_traits(config=True)))
+        + ", ".join(sorted(DRAMagics.class_traits(config=True)))
     )
 

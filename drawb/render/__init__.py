@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.render.catalog import TemplateInfo, get_template, list_templates
 from drawb.render.checks import World, cross_reference_issues, label
 from drawb.render.engine import parse_documents, render_text
@@ -50,7 +51,6 @@ __all__ = [
     "validate_documents",
 ]
 
-DEFAULT_KUBERNETES_VERSION = "1.34"
 # Kinds without a namespace; every other kind gets the namespace render() is given.
 _CLUSTER_SCOPED = {"DeviceClass", "ResourceSlice", "DeviceTaintRule", "Namespace", "Node", "PersistentVolume",
                    "ClusterRole", "ClusterRoleBinding", "PriorityClass", "StorageClass"}
