@@ -94,3 +94,10 @@ def test_command_line_prints_yaml(capsys):
     assert main(["render", "single-gpu", "--set", "pod_name=cli-check"]) == 0
     docs = list(yaml.safe_load_all(capsys.readouterr().out))
     assert docs[1]["metadata"] == {"name": "cli-check", "namespace": "default"}
+
+
+def test_command_line_takes_the_template_dir_option(capsys, user_dir):
+    assert main(["--template-dir", str(user_dir), "templates"]) == 0
+    assert "note" in capsys.readouterr().out
+    assert main(["--template-dir", str(user_dir), "render", "note", "--set", "claim_name=mine"]) == 0
+    assert "name: mine" in capsys.readouterr().out
