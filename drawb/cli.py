@@ -54,7 +54,7 @@ def _cell(value: object, width: int = 60) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand and print its result; exit 2 on a drawb error, else the result's ``exit_status`` (0)."""
-    from drawb.commands.registry import problems_of, problems_text, reference, run_line
+    from drawb.commands.registry import reference, run_line, warnings_text
     from drawb.session import Session, session_options
 
     parser = _global_parser()
@@ -73,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(exc.render(), file=sys.stderr)
         return 2
-    problems = problems_of(result)
-    if problems:
-        print(problems_text(problems), file=sys.stderr)
+    warnings = warnings_text(result)
+    if warnings:
+        print(warnings, file=sys.stderr)
     if text:
         try:
             print(text)

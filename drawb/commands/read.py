@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from drawb.commands.registry import arg, command
+from drawb.commands.registry import arg, command, with_warning
 from drawb.errors import UsageError
 from drawb.session import Session
 
@@ -41,16 +41,12 @@ def _keep(frame: pd.DataFrame, mask: pd.Series, what: str, value: str, values: p
 
 
 def _in_class(session: Session, frame: pd.DataFrame, class_name: str) -> pd.DataFrame:
-    cls = session.cluster.get("DeviceClass", class_name)
-    if cls is None:
-        known = ", ".join(c["metadata"]["name"] for c in session.cluster.list("DeviceClass"))
-        raise UsageError(f"no DeviceClass {class_name!r}", hint=f"DeviceClasses in this cluster: {known}")
-    from drawb.cel import select
+    from drawb.commands.select import errors_warning, select_devices
 
-    for selector in cls.get("spec", {}).get("selectors", []):
-        frame = select(frame, selector["cel"]["expression"], kubernetes_version=session.kubernetes_version,
-                       stored=True).matches
-    return frame
+    result = select_devices(session, frame, [], class_name=class_name)
+    if not result.error_count:
+        return result.matches
+    return with_warning(result.matches, errors_warning(result))
 
 
 @command(

@@ -15,9 +15,13 @@ import importlib
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from drawb.errors import UsageError
 from drawb.session import Session
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COMMAND_MODULES = (
     "drawb.commands.connect",
@@ -118,21 +122,29 @@ def run_line(session: Session, line: str, cell: str | None = None, prog: str = "
     return cmd.run(session, cmd.parser(prog).parse_args(words[1:]), cell)
 
 
-def problems_of(result: object) -> list[str]:
-    """Problems found while reading objects into ``result`` (a frame's ``attrs``), for a warning."""
+def with_warning(frame: pd.DataFrame, warning: str) -> pd.DataFrame:
+    """``frame`` with a warning the front end prints beside it (in ``attrs["drawb"]["warnings"]``)."""
+    info = dict(frame.attrs.get("drawb") or {})
+    info["warnings"] = [*info.get("warnings", []), warning]
+    frame.attrs = {**frame.attrs, "drawb": info}
+    return frame
+
+
+def warnings_text(result: object, limit: int = 10) -> str:
+    """What a front end prints beside ``result``: problems found while reading objects (the rest of the
+    result is intact) and the command's own warnings; empty when there are none."""
     attrs = getattr(result, "attrs", None)
-    if not isinstance(attrs, dict):
-        return []
-    return list((attrs.get("drawb") or {}).get("problems") or [])
-
-
-def problems_text(problems: list[str], limit: int = 10) -> str:
-    """A short warning listing what could not be read; the rest of the result is intact."""
-    lines = [f"MalformedObjects: {len(problems)} problem(s) while reading objects; everything else is shown:"]
-    lines += [f"  - {p}" for p in problems[:limit]]
-    if len(problems) > limit:
-        lines.append(f"  ... and {len(problems) - limit} more (see result.attrs['drawb']['problems'])")
-    return "\n".join(lines)
+    info = (attrs.get("drawb") or {}) if isinstance(attrs, dict) else {}
+    problems = list(info.get("problems") or [])
+    parts = []
+    if problems:
+        lines = [f"MalformedObjects: {len(problems)} problem(s) while reading objects; everything else is shown:"]
+        lines += [f"  - {p}" for p in problems[:limit]]
+        if len(problems) > limit:
+            lines.append(f"  ... and {len(problems) - limit} more (see result.attrs['drawb']['problems'])")
+        parts.append("\n".join(lines))
+    parts += info.get("warnings") or []
+    return "\n".join(parts)
 
 
 def reference(prog: str = "%dra") -> str:

@@ -14,6 +14,8 @@ from drawb.errors import UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from drawb.cel import SelectResult
 
 
@@ -40,24 +42,60 @@ def _gates(values: list[str] | None) -> dict[str, bool] | None:
 )
 def select_command(session: Session, args, cell: str | None) -> SelectResult:
     """Preview the expression on the connected cluster's devices."""
-    from drawb.cel import preview  # imported on use: keeps %load_ext fast
-
     expression = cell if cell is not None and cell.strip() else " ".join(args.expression)
     if not expression.strip():
         raise UsageError("select needs a CEL expression", hint='e.g. %%dra select with device.driver == "gpu.nvidia.com"')
-    cluster = session.cluster
-    classes = cluster.list("DeviceClass") if args.device_class else []
-    frame = session.devices()
+    return select_devices(
+        session,
+        session.devices(),
+        expression.strip(),
+        class_name=args.device_class,
+        kubernetes_version=args.version,
+        feature_gates=_gates(args.gate),
+    )
+
+
+def select_devices(
+    session: Session,
+    frame: pd.DataFrame,
+    expression: str | list[str],
+    *,
+    class_name: str | None = None,
+    kubernetes_version: str | None = None,
+    feature_gates: dict[str, bool] | None = None,
+) -> SelectResult:
+    """Which devices of ``frame`` a DeviceClass's selectors, then ``expression`` (none: ``[]``), select,
+    evaluated as the scheduler does; devices whose evaluation errors are in the result's ``errors``.
+
+    ``%%dra select --class`` and ``%dra devices --class`` both go through here.
+    """
+    from drawb.cel import preview  # imported on use: keeps %load_ext fast
+
+    classes = session.cluster.list("DeviceClass") if class_name else []
     try:
         return preview(
             frame,
-            expression.strip(),
+            expression,
             device_classes=classes,
-            class_name=args.device_class,
-            kubernetes_version=args.version or session.kubernetes_version,
-            feature_gates=_gates(args.gate),
+            class_name=class_name,
+            kubernetes_version=kubernetes_version or session.kubernetes_version,
+            feature_gates=feature_gates,
         )
     except KeyError as exc:
         raise UsageError(str(exc.args[0]), hint="`%dra classes` lists the DeviceClasses") from None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def errors_warning(result: SelectResult, limit: int = 10) -> str:
+    """The devices whose evaluation errors, as a warning beside a result that leaves them out."""
+    errors = result.errors
+    columns = [c for c in ("node", "driver", "pool", "device", "error") if c in errors]
+    lines = [
+        f"SelectorErrors: {result.error_count} device(s) error in the selectors and are left out; "
+        "the scheduler aborts an allocation that reaches them:",
+        errors[columns].head(limit).to_string(index=False),
+    ]
+    if result.error_count > limit:
+        lines.append(f"... and {result.error_count - limit} more")
+    return "\n".join(lines)

@@ -50,13 +50,13 @@ class DRAMagics(Magics, SessionTraits):
     @line_cell_magic
     def dra(self, line: str = "", cell: str | None = None):
         """Run a drawb subcommand: ``%dra <subcommand> [options]`` (``%dra help`` lists them)."""
-        from drawb.commands.registry import problems_of, problems_text, run_line
+        from drawb.commands.registry import run_line, warnings_text
 
         try:
             result = run_line(self.session, line, cell)
-            problems = problems_of(result)
-            if problems:
-                print(problems_text(problems), file=sys.stderr)
+            warnings = warnings_text(result)
+            if warnings:
+                print(warnings, file=sys.stderr)
             return result
         except DrawbError as exc:
             if not self.short_errors:

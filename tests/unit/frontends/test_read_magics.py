@@ -103,3 +103,16 @@ def test_devices_of_a_device_class(shell, capsys):
     assert len(gpus) == 24 and set(gpus["type"]) == {"gpu"}
     assert shell.run("%dra devices --class nope") is None
     assert "UsageError: no DeviceClass 'nope'" in capsys.readouterr().err
+
+
+def test_devices_of_a_class_whose_selector_errors_reports_them_as_select_does(shell, capsys):
+    cluster = shell.ipython.magics_manager.registry["DRAMagics"].session.cluster
+    profile = 'device.attributes["gpu.nvidia.com"].profile == "1g.10gb"'
+    cluster.apply([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "small-mig.example.com"},
+                    "spec": {"selectors": [{"cel": {"expression": profile}}]}}])
+    devices = shell.run("%dra devices --class small-mig.example.com")
+    err = capsys.readouterr().err
+    selected = shell.run("%%dra select --class small-mig.example.com\ntrue\n")
+    assert len(devices) == selected.match_count == 9
+    assert err.startswith(f"SelectorErrors: {selected.error_count} device(s) error in the selectors")
+    assert selected.error_count == 32 and "no such key: profile" in err
