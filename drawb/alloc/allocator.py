@@ -117,8 +117,9 @@ def _selected(search: Search, claim_i: int, request_i: int) -> RequestData:
 
 
 def _config(search: Search, claim_i: int, claim: Obj) -> list[dict]:
-    """Class configs once per class (in request order), then the claim's configs as the 1.34 code
-    emits them (a config naming several requests appears once per request it names)."""
+    """Class configs once per class (in request order), then the claim's configs: until 1.36 a config
+    naming several requests appears once per request it names; 1.37 adds it once and drops
+    ``requests`` from any config that covers every request."""
     devices = (claim.get("spec") or {}).get("devices") or {}
     requests = devices.get("requests") or []
     config: list[dict] = []
@@ -138,20 +139,27 @@ def _config(search: Search, claim_i: int, claim: Obj) -> list[dict]:
         for entry in (device_class.get("spec") or {}).get("config") or []:
             config.append({"source": "FromClass", "requests": [data.name], **_configuration(entry)})
         class_ranges[class_name] = (start, len(config))
+    once = search.rules.config_once
     for entry in devices.get("config") or []:
         names = entry.get("requests") or []
         if not names:
             config.append({"source": "FromClaim", **_configuration(entry)})
             continue
         for request_i, request in enumerate(requests):
-            if request.get("name") in names:
+            if request.get("name") in names or (
+                search.request_data[(claim_i, request_i, 0)].parent is not None
+                and _selected(search, claim_i, request_i).name in names
+            ):
                 config.append({"source": "FromClaim", "requests": list(names), **_configuration(entry)})
-                continue
-            data = search.request_data[(claim_i, request_i, 0)]
-            if data.parent is None:
-                continue
-            if _selected(search, claim_i, request_i).name in names:
-                config.append({"source": "FromClaim", "requests": list(names), **_configuration(entry)})
+                if once:
+                    break
+    if once:
+        for entry in config:
+            if entry.get("requests") and all(
+                request.get("name") in entry["requests"] or _selected(search, claim_i, i).name in entry["requests"]
+                for i, request in enumerate(requests)
+            ):
+                del entry["requests"]
     return config
 
 

@@ -131,10 +131,12 @@ def add(into: dict[tuple, Consumed], device_id: tuple, consumed: Consumed) -> No
 
 
 def subtract(into: dict[tuple, Consumed], device_id: tuple, consumed: Consumed) -> None:
-    """Undo ``add``."""
+    """Undo ``add``; a device whose consumption is all zero again is forgotten (``Remove``)."""
     current = into.get(device_id)
     if current is None:
         return
     for name, value in consumed.items():
         if name in current:
             current[name] = current[name] - value
+    if all(v.is_zero() for v in current.values()):
+        del into[device_id]

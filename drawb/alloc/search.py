@@ -82,13 +82,12 @@ class Search:
         cached = self.matches.get(match_key)
         if cached is not None:
             return cached
-        driver = candidate.id[0]
         evaluator = self.evaluator
         result = True
         if data.class_selectors:
-            result = evaluator.matches(data.class_selectors, device, driver, data.class_owner)
+            result = evaluator.matches(data.class_selectors, device, candidate.id, data.class_owner)
         if result and data.request.selectors:
-            result = evaluator.matches(data.request.selectors, device, driver, self.claim_owners[key[0]])
+            result = evaluator.matches(data.request.selectors, device, candidate.id, self.claim_owners[key[0]])
         if result and (candidate.slice.get("spec") or {}).get("perDeviceNodeSelection"):
             try:
                 result = node_matches(self.node, device.get("nodeName") or "", bool(device.get("allNodes")), device.get("nodeSelector"))
@@ -215,7 +214,10 @@ class Search:
         return self.by_pool[id(pool)]
 
     def allocate_device(self, claim_i: int, request_i: int, sub_i: int, device_i: int, candidate: Candidate, must: bool):
-        """Tentatively allocate one selectable candidate; returns the undo function, or None if it cannot be used."""
+        """Tentatively allocate one selectable candidate; returns the undo function, or None if it cannot be used.
+
+        Until 1.35 a rejected candidate keeps whatever it had taken (counters, constraint entries,
+        the in-use mark) as the Go code does; 1.36 rolls every step back."""
         rules = self.rules
         data = self.request_data[(claim_i, request_i, sub_i)]
         request = data.request
@@ -229,38 +231,64 @@ class Search:
         consumes = device.get("consumesCounters")
         if consumes and not rules.partitionable:
             return None
-        if consumes and not self.counters.take(device, candidate, self.pool_of[candidate.pool_key]):
-            return None
+        pool = self.pool_of[candidate.pool_key]
+        skip_counters = rules.skip_shared_counters and shared and self.capacity_in_use(device_id)
+        counters_taken = False
+        if consumes and not skip_counters:
+            if not self.counters.take(device, candidate, pool):
+                return None
+            counters_taken = True
+        rollback = rules.rollback
+        constraints = self.constraints[claim_i]
+        added = 0
+        holders = self.allocating.setdefault(device_id, set())
+        marked = False
+        capacity_before = device_id in self.allocating_capacity
 
         if data.parent is None:
             base, sub_name = request.name, ""
         else:
             base, sub_name = data.parent.name, request.name
+
+        def reject() -> None:
+            if not rollback:
+                return
+            if marked:
+                holders.discard(claim_i)
+            for constraint in reversed(constraints[:added]):
+                constraint.remove(base, sub_name, device, device_id)
+            if counters_taken:
+                self.counters.release(device, candidate, pool)
+
         if rules.taints and not all_tolerated(device.get("taints") or [], request.tolerations, rules):
+            reject()
             return None
-        constraints = self.constraints[claim_i]
-        for i, constraint in enumerate(constraints):
+        for constraint in constraints:
             if not constraint.add(base, sub_name, device, device_id):
+                if rollback:
+                    reject()
+                else:
+                    for previous in constraints[:added]:
+                        previous.remove(base, sub_name, device, device_id)
                 if must:
                     claim = self.claims[claim_i]
                     raise AllocationError(
                         f"claim {rules.kobj(claim)}, request {request.name}: cannot add device "
                         f"{'/'.join(device_id)} because a claim constraint would not be satisfied"
                     )
-                for previous in constraints[:i]:
-                    previous.remove(base, sub_name, device, device_id)
                 return None
+            added += 1
 
-        holders = self.allocating.setdefault(device_id, set())
         if not shared:
             holders.add(claim_i)
+            marked = True
 
         consumed: cap.Consumed | None = None
         share_id = None
         if rules.consumable_capacity:
             checked, checked_id = self._capacity_slot_device(candidate, device_i)
-            fits = self.capacity_fits(data, checked, checked_id)
-            if not fits:
+            if not self.capacity_fits(data, checked, checked_id):
+                reject()
                 return None
             if shared:
                 consumed = cap.consumption(cap.requests_of(request.capacity), device)
@@ -273,6 +301,19 @@ class Search:
         size = len(results) - 1
 
         def undo() -> None:
+            if rollback:
+                del results[size:]
+                if consumed is not None:
+                    cap.subtract(self.allocating_capacity, device_id, consumed)
+                    if capacity_before:
+                        self.allocating_capacity.setdefault(device_id, {})
+                if marked:
+                    holders.discard(claim_i)
+                for constraint in reversed(constraints):
+                    constraint.remove(base, sub_name, device, device_id)
+                if counters_taken:
+                    self.counters.release(device, candidate, pool)
+                return
             for constraint in constraints:
                 constraint.remove(base, sub_name, device, device_id)
             holders.discard(claim_i)
@@ -280,10 +321,16 @@ class Search:
                 if consumed:
                     cap.subtract(self.allocating_capacity, device_id, consumed)
             elif rules.partitionable and consumes:
-                self.counters.release(device, candidate, self.pool_of[candidate.pool_key])
+                self.counters.release(device, candidate, pool)
             del results[size:]
 
         return undo
+
+    def capacity_in_use(self, device_id: DeviceID) -> bool:
+        """Whether some allocation (existing or in this attempt) already consumes the shared device's capacity."""
+        if device_id in self.state.capacity or device_id in self.allocating_capacity:
+            return True
+        return self.rules.shared_ids_in_use and any(s[:3] == device_id for s in self.state.shared)
 
     def _capacity_slot_device(self, candidate: Candidate, device_i: int) -> tuple[Mapping[str, Any], DeviceID]:
         """The device whose capacity ``allocateDevice`` checks: in 1.34 it indexes the candidate's

@@ -49,6 +49,7 @@ class SelectorEvaluator:
 
     def __init__(self, minor: int, gates: tuple[tuple[str, bool], ...]) -> None:
         self.version = f"1.{minor}"
+        self.names_device = minor >= 37  # runtime errors name the device from 1.37
         self.gates = tuple((g, v) for g, v in gates if g in _CEL_GATES)
 
     def _device_variables(self, device: Mapping[str, Any], driver: str, compiled: Selector) -> dict[str, Any]:
@@ -81,15 +82,16 @@ class SelectorEvaluator:
         _verdicts[key] = (device, verdict)
         return verdict
 
-    def matches(self, selectors: list, device: Mapping[str, Any], driver: str, owner: str) -> bool:
+    def matches(self, selectors: list, device: Mapping[str, Any], device_id: tuple[str, str, str], owner: str) -> bool:
         """Whether every selector matches; ``owner`` is ``class X`` or ``claim Y`` for error messages."""
         for index, selector in enumerate(selectors):
-            verdict = self._verdict((selector.get("cel") or {}).get("expression", ""), device, driver)
+            verdict = self._verdict((selector.get("cel") or {}).get("expression", ""), device, device_id[0])
             if verdict is True:
                 continue
             if verdict is False:
                 return False
             if isinstance(verdict, CELCompileError):
                 raise AllocationError(f"{owner}: selector #{index}: CEL compile error: {verdict.message}")
-            raise AllocationError(f"{owner}: selector #{index}: CEL runtime error: {verdict}")
+            where = f" on device {'/'.join(device_id)}" if self.names_device else ""
+            raise AllocationError(f"{owner}: selector #{index}{where}: CEL runtime error: {verdict}")
         return True

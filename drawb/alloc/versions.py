@@ -28,6 +28,10 @@ _DEFAULTS: Final[dict[str, tuple[bool | None, ...]]] = {
     "DRAConsumableCapacity": (False, False, True, True),
     "DRADeviceBindingConditions": (False, False, True, True),
     "DRAListTypeAttributes": (None, None, False, False),
+    "DRAFractionalCapacityRange": (None, None, None, True),
+    "DRAOptionalNodeOperations": (None, None, None, False),
+    "DRADerivedAttributes": (None, None, None, False),
+    "DRADeviceCompatibilityGroups": (None, None, None, False),
 }
 
 # allocator feature -> the gates that must all be on
@@ -38,7 +42,12 @@ _FEATURE_GATES: Final[dict[str, tuple[str, ...]]] = {
     "DeviceTaints": ("DRADeviceTaints",),
     "ConsumableCapacity": ("DRAConsumableCapacity",),
     "ListTypeAttributes": ("DRAListTypeAttributes",),
+    "FractionalCapacityRange": ("DRAFractionalCapacityRange",),
+    "OptionalNodeOperations": ("DRAOptionalNodeOperations",),
+    "DerivedAttributes": ("DRADerivedAttributes",),
+    "CompatibilityGroups": ("DRADeviceCompatibilityGroups",),
 }
+_SINCE_37 = ("FractionalCapacityRange", "OptionalNodeOperations", "DerivedAttributes", "CompatibilityGroups")
 
 _BASIC: Final = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
 _BINDING_34: Final = frozenset({"DeviceBinding", "DeviceStatus", "ConsumableCapacity"})
@@ -50,8 +59,8 @@ _SUPPORTED: Final[dict[int, tuple[tuple[str, frozenset[str]], ...]]] = {
     35: (("stable", frozenset()), ("incubating", _BASIC), ("experimental", _BASIC | _BINDING)),
     36: (("stable", _BASIC), ("incubating", _BASIC | _BINDING),
          ("experimental", _BASIC | _BINDING | {"ListTypeAttributes"})),
-    37: (("stable", _BASIC), ("incubating", _BASIC | _BINDING),
-         ("experimental", _BASIC | _BINDING | {"ListTypeAttributes"})),
+    37: (("stable", _BASIC), ("incubating", _BASIC | _BINDING | {"FractionalCapacityRange"}),
+         ("experimental", _BASIC | _BINDING | {"ListTypeAttributes", *_SINCE_37})),
 }  # fmt: skip
 
 
@@ -93,9 +102,9 @@ def minor_of(kubernetes_version: str) -> int:
 
 def gate_values(minor: int, feature_gates: Mapping[str, bool] | None) -> dict[str, bool]:
     """Every DRA gate the allocator reads, with the version's default where not named."""
-    values = {gate: bool(defaults[minor - 34]) for gate, defaults in _DEFAULTS.items()}
+    values = {gate: bool(defaults[minor - 34]) for gate, defaults in _DEFAULTS.items() if defaults[minor - 34] is not None}
     for gate, value in (feature_gates or {}).items():
-        if gate in values:
+        if gate in _DEFAULTS and _DEFAULTS[gate][minor - 34] is not None:
             values[gate] = bool(value)
     return values
 
@@ -105,6 +114,8 @@ def allocator_features(minor: int, gates: Mapping[str, bool]) -> frozenset[str]:
     on = {feature for feature, needs in _FEATURE_GATES.items() if all(gates.get(g, False) for g in needs)}
     if minor < 36:
         on.discard("ListTypeAttributes")
+    if minor < 37:
+        on.difference_update(_SINCE_37)
     if minor == 34:
         if gates["DRADeviceBindingConditions"]:
             on.add("DeviceBinding")

@@ -35,6 +35,10 @@ FEATURE_GATES = {
     "DeviceStatus": ["DRAResourceClaimDeviceStatus"],
     "DeviceBindingAndStatus": ["DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"],
     "ListTypeAttributes": ["DRAListTypeAttributes"],
+    "FractionalCapacityRange": ["DRAFractionalCapacityRange"],
+    "OptionalNodeOperations": ["DRAOptionalNodeOperations"],
+    "DerivedAttributes": ["DRADerivedAttributes"],
+    "CompatibilityGroups": ["DRADeviceCompatibilityGroups"],
 }
 ALL_GATES = sorted({g for gates in FEATURE_GATES.values() for g in gates})
 
@@ -82,7 +86,7 @@ def _state(case: dict) -> AllocatedState:
 
 def _gates(minor: int, features: frozenset[str]) -> dict[str, bool]:
     on = {g for f in features for g in FEATURE_GATES.get(f, [])}
-    return {g: g in on for g in ALL_GATES if g != "DRAListTypeAttributes" or minor >= 36}
+    return {g: g in on for g in ALL_GATES}
 
 
 def _quantity(text: str) -> str:
