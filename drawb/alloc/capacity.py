@@ -26,18 +26,54 @@ def _ceil_int(value: Quantity) -> int:
     return -((-v.numerator) // v.denominator)
 
 
-def _round_up_range(requested: Quantity, valid_range: Mapping[str, Any]) -> Quantity:
+class NotRepresentable(Exception):
+    """1.37: a capacity request the range arithmetic cannot represent (aborts the allocation)."""
+
+
+def _milli(value: Quantity) -> int | None:
+    """``safeMilliValue``: the milli value when it is exact, else None."""
+    milli = value.milli_value()
+    return milli if Quantity.from_scaled(milli, -3, value.format).compare_to(value) == 0 else None
+
+
+def use_milli(valid_range: Mapping[str, Any], fractional: bool) -> bool:
+    """1.37 DRAFractionalCapacityRange: range arithmetic in milli units when min, max and step allow it."""
+    if not fractional:
+        return False
+    for key in ("min", "max", "step"):
+        if valid_range.get(key) is None:
+            continue
+        milli = _milli(q(valid_range[key]))
+        if milli is None or (key == "step" and milli < 1):
+            return False
+    return True
+
+
+def _round_up_range(requested: Quantity, valid_range: Mapping[str, Any], minor: int, fractional: bool) -> Quantity:
     minimum = q(valid_range["min"])
     if requested.compare_to(minimum) < 0:
         return minimum
     if valid_range.get("step") is None:
         return requested
-    step, low = _ceil_int(q(valid_range["step"])), _ceil_int(minimum)
+    step_q = q(valid_range["step"])
+    fmt = step_q.format if minor >= 37 else Format.BINARY_SI
+    if use_milli(valid_range, fractional):
+        wanted = _milli(requested)
+        if wanted is None:
+            raise NotRepresentable(f"request {requested} is not a representable milli value")
+        step, low = step_q.milli_value(), minimum.milli_value()
+        added = wanted - low
+        n = _go_div(added, step) + (1 if _go_mod(added, step) else 0)
+        value = low + step * n
+        if value % 1000 == 0:
+            return Quantity.from_int(value // 1000, fmt)
+        return Quantity.from_scaled(value, -3, fmt)
+    step, low = _ceil_int(step_q), _ceil_int(minimum)
     added = _ceil_int(requested) - low
     n = _go_div(added, step)
     if _go_mod(added, step) != 0:
         n += 1
-    return Quantity.from_int(low + step * n, Format.BINARY_SI)
+    return Quantity.from_int(low + step * n, fmt)
 
 
 def _go_div(a: int, b: int) -> int:
@@ -50,7 +86,7 @@ def _go_mod(a: int, b: int) -> int:
     return a - b * _go_div(a, b)
 
 
-def consumed_for(requested: Quantity | None, capacity: Mapping[str, Any]) -> Quantity:
+def consumed_for(requested: Quantity | None, capacity: Mapping[str, Any], minor: int = 34, fractional: bool = False) -> Quantity:
     """What one allocation consumes of one capacity (``calculateConsumedCapacity``)."""
     policy = capacity.get("requestPolicy")
     if requested is None:
@@ -61,7 +97,7 @@ def consumed_for(requested: Quantity | None, capacity: Mapping[str, Any]) -> Qua
         return requested
     valid_range = policy.get("validRange")
     if valid_range is not None and valid_range.get("min") is not None:
-        return _round_up_range(requested, valid_range)
+        return _round_up_range(requested, valid_range, minor, fractional)
     if policy.get("validValues") is not None:
         for value in policy["validValues"]:
             if requested.compare_to(q(value)) <= 0:
@@ -69,7 +105,7 @@ def consumed_for(requested: Quantity | None, capacity: Mapping[str, Any]) -> Qua
     return requested
 
 
-def _violates(value: Quantity, policy: Mapping[str, Any] | None) -> bool:
+def _violates(value: Quantity, policy: Mapping[str, Any] | None, fractional: bool) -> bool:
     if policy is None:
         return False
     if policy.get("default") is not None and value.compare_to(q(policy["default"])) == 0:
@@ -79,9 +115,15 @@ def _violates(value: Quantity, policy: Mapping[str, Any] | None) -> bool:
         if valid_range.get("max") is not None and value.compare_to(q(valid_range["max"])) > 0:
             return True
         if valid_range.get("step") is not None:
-            step = _ceil_int(q(valid_range["step"]))
-            low = _ceil_int(q(valid_range["min"])) if valid_range.get("min") is not None else 0
-            if _go_mod(_ceil_int(value) - low, step) != 0:
+            low_q = q(valid_range["min"]) if valid_range.get("min") is not None else Quantity.from_int(0)
+            if use_milli(valid_range, fractional):
+                wanted = _milli(value)
+                if wanted is None:
+                    return True
+                step, low = q(valid_range["step"]).milli_value(), low_q.milli_value()
+            else:
+                wanted, step, low = _ceil_int(value), _ceil_int(q(valid_range["step"])), _ceil_int(low_q)
+            if _go_mod(wanted - low, step) != 0:
                 return True
         return False
     values = policy.get("validValues") or []
@@ -95,18 +137,33 @@ def requests_of(capacity_requirements: Mapping[str, Any] | None) -> dict[str, Qu
     return {k: q(v) for k, v in ((capacity_requirements or {}).get("requests") or {}).items()}
 
 
+CANNOT_REPRESENT = "capacity request cannot be represented in the device's range arithmetic"
+
+
 class UnknownCapacity(Exception):
     """The request names a capacity the device does not have."""
 
 
-def fits(allocated: Consumed | None, requested: dict[str, Quantity], device: Mapping[str, Any], allocating: Consumed | None) -> bool:
-    """Whether the request fits in what is left of the device's capacity (``CmpRequestOverCapacity``)."""
+def fits(allocated: Consumed | None, requested: dict[str, Quantity], device: Mapping[str, Any], allocating: Consumed | None,
+         minor: int = 34, fractional: bool = False) -> bool:  # fmt: skip
+    """Whether the request fits in what is left of the device's capacity (``CmpRequestOverCapacity``);
+    UnknownCapacity when it names a capacity the device lacks, NotRepresentable (1.37) when the
+    rounding cannot be computed."""
     capacities = device.get("capacity") or {}
     if any(name not in capacities for name in requested):
         raise UnknownCapacity
+    uses = {}
     for name, capacity in capacities.items():
-        use = consumed_for(requested.get(name), capacity)
-        if _violates(use, capacity.get("requestPolicy")):
+        try:
+            use = consumed_for(requested.get(name), capacity, minor, fractional)
+        except NotRepresentable as err:
+            raise NotRepresentable(f'capacity "{name}": {CANNOT_REPRESENT}: {err}') from None
+        if minor >= 37 and use.sign < 0:
+            raise NotRepresentable(f'capacity "{name}": capacity value is negative')
+        uses[name] = use
+    for name, capacity in capacities.items():
+        use = uses[name]
+        if _violates(use, capacity.get("requestPolicy"), fractional):
             return False
         total = use
         if allocated and name in allocated:
@@ -118,9 +175,9 @@ def fits(allocated: Consumed | None, requested: dict[str, Quantity], device: Map
     return True
 
 
-def consumption(requested: dict[str, Quantity], device: Mapping[str, Any]) -> Consumed:
+def consumption(requested: dict[str, Quantity], device: Mapping[str, Any], minor: int = 34, fractional: bool = False) -> Consumed:
     """What an allocation of the device consumes of each of its capacities."""
-    return {name: consumed_for(requested.get(name), cap) for name, cap in (device.get("capacity") or {}).items()}
+    return {name: consumed_for(requested.get(name), cap, minor, fractional) for name, cap in (device.get("capacity") or {}).items()}
 
 
 def add(into: dict[tuple, Consumed], device_id: tuple, consumed: Consumed) -> None:

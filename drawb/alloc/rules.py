@@ -27,6 +27,7 @@ class Rules:
     target_node_selector: bool  # node-local results select the target node (also bindsToNode)
     capacity_slot_quirk: bool  # 1.34 experimental checks capacity of devices[slot index]
     partitionable: bool
+    fractional: bool  # 1.37 DRAFractionalCapacityRange: milli-unit range arithmetic
     taints: bool
     taint_effects_all: bool  # 1.34: every taint needs a toleration, whatever its effect
     all_keeps_subrequest: bool  # "All" mode keeps the subrequest index between slots (1.36+)
@@ -67,6 +68,7 @@ def rules_for(flavor: Flavor) -> Rules:
         target_node_selector=has_capacity_code,
         capacity_slot_quirk=minor == 34,
         partitionable=flavor.has("PartitionableDevices"),
+        fractional=flavor.has("FractionalCapacityRange"),
         taints=flavor.has("DeviceTaints"),
         taint_effects_all=legacy,
         all_keeps_subrequest=minor >= 36,

@@ -96,13 +96,23 @@ class Search:
         self.matches[match_key] = result
         return result
 
-    def capacity_fits(self, data: RequestData, device: Mapping[str, Any], device_id: DeviceID) -> bool | None:
-        """Whether the request fits the device's remaining capacity; None when it names an unknown capacity."""
+    def capacity_fits(self, data: RequestData, device: Mapping[str, Any], device_id: DeviceID, claim_i: int,
+                      verb: str = "checking", state: bool = True) -> bool:  # fmt: skip
+        """Whether the request fits the device's remaining capacity (False for an unknown capacity name);
+        1.37 aborts with AllocationError when the rounding cannot be computed."""
+        rules = self.rules
         try:
-            return cap.fits(self.state.capacity.get(device_id), cap.requests_of(data.request.capacity), device,
-                            self.allocating_capacity.get(device_id))  # fmt: skip
+            return cap.fits(self.state.capacity.get(device_id) if state else None, cap.requests_of(data.request.capacity),
+                            device, self.allocating_capacity.get(device_id) if state else None,
+                            rules.flavor.minor, rules.fractional)  # fmt: skip
         except cap.UnknownCapacity:
-            return None
+            return False
+        except cap.NotRepresentable as err:
+            claim = self.claims[claim_i]
+            raise AllocationError(
+                f"claim {rules.kobj(claim)}, request {data.request.name}: {verb} capacity for device "
+                f"{'/'.join(device_id) if state else device_id[2]}: {err}"
+            ) from None
 
     def in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.state.allocated or bool(self.allocating.get(device_id))
@@ -193,7 +203,7 @@ class Search:
                 continue
             if not self.selectable(key, data, candidate):
                 continue
-            if rules.consumable_capacity and not self.capacity_fits(data, candidate.device, device_id):
+            if rules.consumable_capacity and not self.capacity_fits(data, candidate.device, device_id, claim_i):
                 continue
             undo = self.allocate_device(claim_i, request_i, sub_i, device_i, candidate, False)
             if undo is None:
@@ -287,11 +297,11 @@ class Search:
         share_id = None
         if rules.consumable_capacity:
             checked, checked_id = self._capacity_slot_device(candidate, device_i)
-            if not self.capacity_fits(data, checked, checked_id):
+            if not self.capacity_fits(data, checked, checked_id, claim_i, "rechecking"):
                 reject()
                 return None
             if shared:
-                consumed = cap.consumption(cap.requests_of(request.capacity), device)
+                consumed = cap.consumption(cap.requests_of(request.capacity), device, rules.flavor.minor, rules.fractional)
                 share_id = self._share_id(claim_i, data, device_id)
                 cap.add(self.allocating_capacity, device_id, consumed)
 

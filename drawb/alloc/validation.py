@@ -116,7 +116,8 @@ def _validate_request(search: Search, classes: Mapping[str, Mapping[str, Any]], 
             for candidate in search.pool_candidates(pool):
                 if not search.selectable(key, data, candidate):
                     continue
-                if rules.consumable_capacity and not search.capacity_fits(data, candidate.device, candidate.id):
+                if rules.consumable_capacity and not search.capacity_fits(data, candidate.device, candidate.id, claim_i,
+                                                                         state=rules.flavor.minor < 37):
                     continue
                 data.all_devices.append(candidate)
         data.num_devices = len(data.all_devices)
