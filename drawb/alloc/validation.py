@@ -35,9 +35,13 @@ def validate(search: Search, classes: Mapping[str, Mapping[str, Any]]) -> None:
                     f"claim {kobj(claim)}, request {name}: has subrequests, but the DRAPrioritizedList feature is disabled"
                 )
             if rules.capacity_gate_check and not rules.flavor.has("ConsumableCapacity") and _has_capacity(request):
+                exact = (request.get("exactly") or {}).get("capacity") is not None
+                where = f"request {name}"
+                if rules.flavor.minor >= 35 and not exact:
+                    sub = next(s for s in subrequests if s.get("capacity") is not None)
+                    where = f"subrequest {sub.get('name', '')}"
                 raise AllocationError(
-                    f"claim {kobj(claim)}, request {name}: has capacity requests, but the DRAConsumableCapacity "
-                    "feature is disabled"
+                    f"claim {kobj(claim)}, {where}: has capacity requests, but the DRAConsumableCapacity feature is disabled"
                 )
             if subrequests:
                 parent = Request.exact({"name": name, "exactly": {}})
