@@ -16,11 +16,15 @@ from drawb.cluster.protocol import (
     kind_of,
     with_managed_label,
 )
+from drawb.cluster.sim.catalog import MODELS
+from drawb.cluster.sim.clock import Clock, WallClock
 from drawb.cluster.sim.gates import check_gated_fields, drop_disabled_fields
+from drawb.cluster.sim.lifecycle import Lifecycle, keep_server_fields
+from drawb.cluster.sim.podlogs import pod_logs
+from drawb.cluster.sim.publish import stable_uuid
 from drawb.cluster.sim.scenarios import Scenario, build_scenario
 from drawb.cluster.sim.validate import check_object
 from drawb.cluster.sim.workloads import demo_workloads
-from drawb.gpu.smi import nvidia_smi_list
 
 SIM_VERSION = "v1.34.3"
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -31,12 +35,14 @@ Key = tuple[str, str | None, str]
 class SimCluster:
     """An in-memory cluster loaded from a scenario; deterministic and offline."""
 
-    def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True):
+    def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True, clock: Clock | None = None):
         self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
         self.description = f"simulated cluster '{self.scenario.name}'"
         self.feature_gates = effective_gates(int(SIM_VERSION.split(".")[1]), self.scenario.feature_gates)
         self._objects: dict[Key, dict] = {}
         self._versions = itertools.count(1)
+        self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), SIM_VERSION[1:5],
+                                   self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()})
         namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in BUILTIN_NAMESPACES]
         seed = namespaces + self.scenario.nodes + self.scenario.resource_slices + self.scenario.device_classes
         if workloads and self.scenario.name == "default":
@@ -60,12 +66,28 @@ class SimCluster:
         key = self._key(obj)
         if key[1] is not None:
             meta["namespace"] = key[1]
+        if "uid" not in meta:  # set by the API server at creation: new for every new object
+            meta["uid"] = stable_uuid("uid", key[0], key[1], key[2], meta["resourceVersion"])[4:]
+            meta.setdefault("creationTimestamp", self.lifecycle.clock.timestamp(self.lifecycle.now))
         self._objects[key] = obj
+        self.lifecycle.changed(key[0], obj)
         return obj
+
+    def _discard(self, kind: str, namespace: str | None, name: str) -> None:
+        """Remove an object as a controller or the garbage collector does (no ownership check)."""
+        obj = self._objects.pop((kind, namespace, name), None)
+        if obj is not None:
+            self.lifecycle.changed(kind, obj, deleted=True)
+
+    def sleep(self, seconds: float) -> None:
+        """Let simulated time pass (for real on the default wall clock)."""
+        self.lifecycle.clock.sleep(seconds)
+        self.lifecycle.catch_up()
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
         """All objects of ``kind``, deep-copied so callers cannot change the store."""
         kind_of(kind)
+        self.lifecycle.catch_up()
         return [
             copy.deepcopy(obj)
             for (k, ns, _), obj in sorted(self._objects.items(), key=lambda item: (item[0][1] or "", item[0][2]))
@@ -75,6 +97,7 @@ class SimCluster:
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """One object, or None."""
         ns = (namespace or "default") if kind_of(kind).namespaced else None
+        self.lifecycle.catch_up()
         obj = self._objects.get((kind, ns, name))
         return copy.deepcopy(obj) if obj is not None else None
 
@@ -93,10 +116,15 @@ class SimCluster:
             drop_disabled_fields(labelled, existing, self.feature_gates)
             check_gated_fields(labelled, self._namespace_labels(key[1]))
             labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
+            if existing is not None:
+                keep_server_fields(labelled, existing)
             prepared.append(labelled)
         if dry_run:
             return prepared
-        return [copy.deepcopy(self._store(obj)) for obj in prepared]
+        self.lifecycle.catch_up()
+        stored = [self._store(obj) for obj in prepared]
+        self.lifecycle.catch_up()
+        return [copy.deepcopy(obj) for obj in stored]
 
     def _namespace_labels(self, namespace: str | None) -> dict[str, str] | None:
         ns = self._objects.get(("Namespace", None, namespace)) if namespace else None
@@ -110,32 +138,13 @@ class SimCluster:
             raise ClusterError(f"{kind} '{name}' not found", status=404, reason="NotFound")
         if not is_managed(obj):
             raise NotManagedByDrawb(f"{kind} '{name}' was not created by drawb; refusing to delete it")
-        del self._objects[(kind, ns, name)]
+        self.lifecycle.catch_up()
+        self._discard(kind, ns, name)
+        self.lifecycle.catch_up()
 
     def logs(self, pod: str, namespace: str, container: str | None = None, follow: bool = False) -> Iterator[str]:
-        """``nvidia-smi -L`` lines for the devices allocated to the pod's claims."""
-        obj = self.get("Pod", pod, namespace)
-        if obj is None:
-            raise ClusterError(f"pod '{pod}' not found in namespace '{namespace}'", status=404, reason="NotFound")
-        yield from nvidia_smi_list(self.allocated_devices(obj)).splitlines()
-
-    def allocated_devices(self, pod: dict) -> list[dict]:
-        """The ResourceSlice devices allocated to the claims ``pod`` uses."""
-        namespace = pod["metadata"]["namespace"]
-        resolved = {s["name"]: s.get("resourceClaimName") for s in pod.get("status", {}).get("resourceClaimStatuses", [])}
-        devices = {
-            (s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]): d
-            for s in self.list("ResourceSlice")
-            for d in s["spec"].get("devices", [])
-        }
-        found = []
-        for ref in pod.get("spec", {}).get("resourceClaims", []):
-            claim_name = ref.get("resourceClaimName") or resolved.get(ref["name"])
-            claim = self.get("ResourceClaim", claim_name, namespace) if claim_name else None
-            results = ((claim or {}).get("status", {}).get("allocation", {}).get("devices", {}).get("results", []))
-            found.extend(devices[(r["driver"], r["pool"], r["device"])] for r in results
-                         if (r["driver"], r["pool"], r["device"]) in devices)
-        return found
+        """What the pod's container printed, as the simulated node ran its command."""
+        yield from pod_logs(self, pod, namespace, container, follow)
 
     def server_version(self) -> str:
         """The Kubernetes version the simulation follows."""

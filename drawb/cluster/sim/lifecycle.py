@@ -1,0 +1,470 @@
+"""The simulated control plane's loops: claims from templates, scheduling, nodes running pods.
+
+``Lifecycle`` watches the simulated store (every write calls ``changed``) and, whenever the
+cluster is used, catches up with the clock: it runs the resourceclaim controller
+(``claims``), the scheduler (``scheduler``, allocating with ``drawb.alloc.allocate``) and the
+node agent (``kubelet``) until nothing is left to do, then fires the timed steps that are due
+(a container starting, a command ending), each at its own time, in order. It keeps its own
+indexes of the objects it needs (nodes in name order, slices per node, allocated claims per
+pool), updated per change, so one scheduling attempt reads only what concerns the pod.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from drawb.cluster.sim import claims as claimctl
+from drawb.cluster.sim import kubelet
+from drawb.cluster.sim.clock import Clock
+from drawb.cluster.sim.events import EventRecorder
+from drawb.cluster.sim.podlogs import Run, simulate
+from drawb.cluster.sim.scheduler import AllocationFailed, Decision, reserved_for_pod, schedule
+
+SCHEDULER = "default-scheduler"
+NsKey = tuple[str, str]
+
+
+@dataclass
+class ContainerRun:
+    """What a node ran for one container: its log and its current run."""
+
+    log: list[str] = field(default_factory=list)
+    restarts: int = 0
+    started: str = ""
+    run: Run | None = None
+
+
+@dataclass
+class PodRun:
+    """A pod a node accepted."""
+
+    uid: str
+    containers: dict[str, ContainerRun] = field(default_factory=dict)
+
+
+class Lifecycle:
+    """Controllers, scheduler and nodes of one simulated cluster."""
+
+    def __init__(self, store: Callable[[dict], dict], discard: Callable[[str, str | None, str], None],
+                 clock: Clock, kubernetes_version: str, feature_gates: dict[str, bool],
+                 parent_memory_mib: dict[str, int]):
+        self._store = store
+        self._discard = discard
+        self.clock = clock
+        self.kubernetes_version = kubernetes_version
+        self.feature_gates = feature_gates
+        self._parent_memory = parent_memory_mib
+        self.now = clock.now()
+        self.events = EventRecorder(self._store_quietly, lambda: self.clock.timestamp(self.now))
+        self.pods: dict[NsKey, dict] = {}
+        self._pods_by_uid: dict[str, dict] = {}
+        self.claims: dict[NsKey, dict] = {}
+        self.templates: dict[NsKey, dict] = {}
+        self.nodes: dict[str, dict] = {}
+        self.classes: dict[str, dict] = {}
+        self._slices: dict[str, dict] = {}
+        self._slices_by_node: dict[str | None, dict[str, dict]] = {}
+        self._claims_by_pool: dict[tuple[str, str], set[NsKey]] = {}
+        self._claim_pools: dict[NsKey, set[tuple[str, str]]] = {}
+        self._node_order: list[str] | None = None
+        self._claim_work: dict[NsKey, None] = {}
+        self._release_work: dict[NsKey, None] = {}
+        self._schedule_queue: dict[NsKey, None] = {}
+        self._node_work: dict[NsKey, None] = {}
+        self._unschedulable: dict[NsKey, None] = {}
+        self._failed_events: dict[NsKey, dict] = {}
+        self._runs: dict[NsKey, PodRun] = {}
+        self._timers: list[tuple[float, int, str, NsKey, str, str]] = []
+        self._sequence = itertools.count()
+        self._images: dict[str, set[str]] = {}
+        self._busy = False
+        self._quiet = False
+
+    # --- the store tells us what changed -----------------------------------------------------
+
+    def _store_quietly(self, obj: dict) -> dict:
+        """Write an object the loops made; its change is not fed back to them."""
+        self._quiet = True
+        try:
+            return self._store(obj)
+        finally:
+            self._quiet = False
+
+    def changed(self, kind: str, obj: dict, deleted: bool = False) -> None:
+        """Index one stored or deleted object and queue the work it causes."""
+        meta = obj["metadata"]
+        key = (meta.get("namespace") or "", meta["name"])
+        if kind == "Pod":
+            self._pod_changed(key, obj, deleted)
+        elif kind == "ResourceClaim":
+            self._claim_changed(key, obj, deleted)
+        elif kind == "ResourceClaimTemplate":
+            self._index(self.templates, key, obj, deleted)
+            if not deleted:
+                self._claim_work.update(dict.fromkeys(k for k, p in self.pods.items() if k[0] == key[0]))
+        elif kind == "Node":
+            self._index(self.nodes, meta["name"], obj, deleted)
+            self._node_order = None
+            self._retry_unschedulable()
+        elif kind == "DeviceClass":
+            self._index(self.classes, meta["name"], obj, deleted)
+            self._retry_unschedulable()
+        elif kind == "ResourceSlice":
+            self._slice_changed(meta["name"], obj, deleted)
+            self._retry_unschedulable()
+
+    @staticmethod
+    def _index(index: dict, key, obj: dict, deleted: bool) -> None:
+        if deleted:
+            index.pop(key, None)
+        else:
+            index[key] = obj
+
+    def _pod_changed(self, key: NsKey, pod: dict, deleted: bool) -> None:
+        old = self.pods.get(key)
+        self._index(self.pods, key, pod, deleted)
+        if old is not None:
+            self._pods_by_uid.pop(old["metadata"].get("uid", ""), None)
+        if not deleted:
+            self._pods_by_uid[pod["metadata"].get("uid", "")] = pod
+        if deleted or (old is not None and old["metadata"].get("uid") != pod["metadata"].get("uid")):
+            self._runs.pop(key, None)
+            self._schedule_queue.pop(key, None)
+            self._unschedulable.pop(key, None)
+            self._failed_events.pop(key, None)
+            self._release_work.update(dict.fromkeys(self._claims_of(old or pod)))
+            if deleted:
+                self._retry_unschedulable()
+                return
+        if self._quiet:
+            return
+        self._claim_work[key] = None
+        if not pod["spec"].get("nodeName"):
+            self._schedule_queue[key] = None
+        elif key not in self._runs:
+            self._node_work[key] = None
+
+    def _claims_of(self, pod: dict) -> list[NsKey]:
+        ns = pod["metadata"]["namespace"]
+        return [(ns, name) for name in claimctl.pod_claim_names(pod).values() if name]
+
+    def _claim_changed(self, key: NsKey, claim: dict, deleted: bool) -> None:
+        old = self.claims.get(key)
+        self._index(self.claims, key, claim, deleted)
+        for pool in self._claim_pools.pop(key, ()):
+            self._claims_by_pool.get(pool, set()).discard(key)
+        if not deleted:
+            pools = {(r["driver"], r["pool"]) for r in _results(claim)}
+            self._claim_pools[key] = pools
+            for pool in pools:
+                self._claims_by_pool.setdefault(pool, set()).add(key)
+        freed = deleted or (old is not None and _results(old) and not _results(claim))
+        if freed:
+            self._retry_unschedulable()
+        if not deleted and not self._quiet:
+            self._release_work[key] = None
+            self._schedule_queue.update(dict.fromkeys(k for k in self._unschedulable if k[0] == key[0]))
+
+    def _slice_changed(self, name: str, rs: dict, deleted: bool) -> None:
+        old = self._slices.pop(name, None)
+        if old is not None:
+            self._slices_by_node.get(old["spec"].get("nodeName"), {}).pop(name, None)
+        if not deleted:
+            self._slices[name] = rs
+            self._slices_by_node.setdefault(rs["spec"].get("nodeName"), {})[name] = rs
+
+    def _retry_unschedulable(self) -> None:
+        self._schedule_queue.update(self._unschedulable)
+        self._unschedulable.clear()
+
+    # --- running the loops ---------------------------------------------------------------------
+
+    def catch_up(self) -> None:
+        """Do everything the cluster would have done by now."""
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            now = self.clock.now()
+            self._settle()
+            while self._timers and self._timers[0][0] <= now:
+                due, _, action, key, uid, container = heapq.heappop(self._timers)
+                self.now = max(self.now, due)
+                self._fire(action, key, uid, container)
+                self._settle()
+            self.now = max(self.now, now)
+        finally:
+            self._busy = False
+
+    def next_due(self) -> float | None:
+        """When the next timed step happens (None when nothing is pending)."""
+        return self._timers[0][0] if self._timers else None
+
+    def _settle(self) -> None:
+        while self._claim_work or self._release_work or self._schedule_queue or self._node_work:
+            while self._claim_work:
+                key = next(iter(self._claim_work))
+                del self._claim_work[key]
+                self._create_claims(key)
+            while self._release_work:
+                key = next(iter(self._release_work))
+                del self._release_work[key]
+                self._release(key)
+            while self._node_work:
+                key = next(iter(self._node_work))
+                del self._node_work[key]
+                self._adopt(key)
+            if self._schedule_queue:
+                key = next(iter(self._schedule_queue))
+                del self._schedule_queue[key]
+                self._schedule(key)
+
+    def _timer(self, delay: float, action: str, key: NsKey, uid: str, container: str = "") -> None:
+        heapq.heappush(self._timers, (self.now + delay, next(self._sequence), action, key, uid, container))
+
+    # --- resourceclaim controller ------------------------------------------------------------------
+
+    def _create_claims(self, key: NsKey) -> None:
+        pod = self.pods.get(key)
+        if pod is None or claimctl.is_done(pod):
+            return
+        made = []
+        for entry, template_name in claimctl.missing_claims(pod):
+            template = self.templates.get((key[0], template_name))
+            if template is None:
+                continue  # the controller retries once the template exists
+            claim = claimctl.claim_from_template(pod, entry, template)
+            existing = self.claims.get((key[0], claim["metadata"]["name"]))
+            if existing is None:
+                self._store_quietly(claim)
+            made.append({"name": entry, "resourceClaimName": claim["metadata"]["name"]})
+        if made:
+            status = pod.setdefault("status", {})
+            status.setdefault("phase", "Pending")
+            status["resourceClaimStatuses"] = [*(status.get("resourceClaimStatuses") or []), *made]
+            self._store_quietly(pod)
+            if not pod["spec"].get("nodeName"):
+                self._schedule_queue[key] = None
+
+    def _release(self, key: NsKey) -> None:
+        claim = self.claims.get(key)
+        if claim is None:
+            return
+        uids = [r.get("uid", "") for r in (claim.get("status") or {}).get("reservedFor") or ()]
+        live = {uid: self._pods_by_uid[uid] for uid in uids if uid in self._pods_by_uid}
+        if claimctl.release(claim, live):
+            self._store_quietly(claim)
+            if not _results(claim):
+                self._retry_unschedulable()
+        if not (claim.get("status") or {}).get("reservedFor"):
+            owner = claimctl.owning_pod(claim)
+            pod = self.pods.get((key[0], owner[0])) if owner else None
+            if owner and (pod is None or pod["metadata"].get("uid") != owner[1] or claimctl.is_done(pod)):
+                self._discard("ResourceClaim", key[0], key[1])
+
+    # --- scheduler -------------------------------------------------------------------------------
+
+    def _ordered_nodes(self) -> list[dict]:
+        if self._node_order is None:
+            self._node_order = sorted(self.nodes)
+        return [self.nodes[n] for n in self._node_order]
+
+    def _allocate(self, claims: list[dict], node: dict) -> list[dict] | None:
+        from drawb.alloc import AllocationError, allocate
+
+        slices = [*self._slices_by_node.get(node["metadata"]["name"], {}).values(),
+                  *self._slices_by_node.get(None, {}).values()]
+        pools = {(s["spec"]["driver"], s["spec"]["pool"]["name"]) for s in slices}
+        in_use = {k for pool in pools for k in self._claims_by_pool.get(pool, ())}
+        allocated = [self.claims[k] for k in sorted(in_use)]
+        try:
+            return allocate(claims, node=node, slices=slices, classes=list(self.classes.values()),
+                            allocated=allocated, kubernetes_version=self.kubernetes_version,
+                            feature_gates=self.feature_gates)
+        except AllocationError as err:
+            raise AllocationFailed(str(err)) from None
+
+    def _schedule(self, key: NsKey) -> None:
+        pod = self.pods.get(key)
+        if pod is None or pod["spec"].get("nodeName") or claimctl.is_done(pod):
+            return
+        names = claimctl.pod_claim_names(pod)
+        if any(n is None for n in names.values()) or any((key[0], n) not in self.claims for n in names.values()):
+            return  # PreEnqueue: a claim is not created yet; the pod waits without an event
+        claims = [self.claims[(key[0], n)] for n in names.values()]
+        nodes = self._ordered_nodes()
+        decision = schedule(pod, claims, nodes, len(nodes), self._allocate, lambda c: c in self.classes)
+        if decision.scheduled:
+            self._bind(key, pod, claims, decision)
+        else:
+            self._reject(key, pod, decision)
+
+    def _bind(self, key: NsKey, pod: dict, claims: list[dict], decision: Decision) -> None:
+        ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"].get("uid", "")}
+        for claim in claims:
+            status = claim.setdefault("status", {})
+            allocation = decision.allocations.get(claim["metadata"]["name"])
+            if allocation is not None:
+                status["allocation"] = allocation
+                finalizers = claim["metadata"].setdefault("finalizers", [])
+                if claimctl.DELETE_PROTECTION not in finalizers:
+                    finalizers.append(claimctl.DELETE_PROTECTION)
+            if not reserved_for_pod(claim, pod):
+                status["reservedFor"] = [*(status.get("reservedFor") or []), ref]
+            self._store_quietly(claim)
+        kubelet.mark_scheduled(pod, decision.node, self.clock.timestamp(self.now))
+        self._store_quietly(pod)
+        self._unschedulable.pop(key, None)
+        self.events.record(pod, type_="Normal", reason="Scheduled", component=SCHEDULER, action="Binding",
+                           message=f"Successfully assigned {key[0]}/{key[1]} to {decision.node}")
+        self._accept(key, pod)
+
+    def _reject(self, key: NsKey, pod: dict, decision: Decision) -> None:
+        when = self.clock.timestamp(self.now)
+        if decision.deallocate:
+            claim = self.claims[(key[0], decision.deallocate)]
+            for field_name in ("allocation", "reservedFor", "devices"):
+                claim.get("status", {}).pop(field_name, None)
+            self._store_quietly(claim)
+            self._schedule_queue[key] = None
+        else:
+            self._unschedulable[key] = None
+        if kubelet.mark_unschedulable(pod, decision.message, when, error=decision.error):
+            self._store_quietly(pod)
+        previous = self._failed_events.get(key)
+        if previous is not None and previous["message"] == decision.message:
+            previous["count"] += 1
+            previous["lastTimestamp"] = when
+            self._store_quietly(previous)
+        else:
+            self._failed_events[key] = self.events.record(pod, type_="Warning", reason="FailedScheduling",
+                                                          component=SCHEDULER, action="Scheduling",
+                                                          message=decision.message)
+
+    # --- node agent ------------------------------------------------------------------------------
+
+    def _accept(self, key: NsKey, pod: dict) -> None:
+        uid = pod["metadata"].get("uid", "")
+        self._runs[key] = PodRun(uid, {c["name"]: ContainerRun() for c in pod["spec"]["containers"]})
+        kubelet.mark_creating(pod, self.clock.timestamp(self.now))
+        self._store_quietly(pod)
+        images = self._images.setdefault(pod["spec"]["nodeName"], set())
+        wanted = {c.get("image", "") for c in pod["spec"]["containers"]}
+        delay = kubelet.START_SECONDS if wanted <= images else kubelet.FIRST_PULL_SECONDS
+        images |= wanted
+        for container in pod["spec"]["containers"]:
+            self._timer(delay, "start", key, uid, container["name"])
+
+    def _adopt(self, key: NsKey) -> None:
+        """A pod created with ``spec.nodeName``: its node runs it (or, seeded Running, already does)."""
+        pod = self.pods.get(key)
+        if pod is None or key in self._runs or claimctl.is_done(pod):
+            return
+        if (pod.get("status") or {}).get("phase") != "Running":
+            self._accept(key, pod)
+            return
+        uid = pod["metadata"].get("uid", "")
+        run = self._runs[key] = PodRun(uid)
+        when = self.clock.timestamp(self.now)
+        self._images.setdefault(pod["spec"]["nodeName"], set()).update(c.get("image", "") for c in pod["spec"]["containers"])
+        for container in pod["spec"]["containers"]:
+            argv = [*(container.get("command") or []), *(container.get("args") or [])]
+            result = simulate(argv, self.container_devices(pod, container), self._smi_time(), self._parent_memory)
+            run.containers[container["name"]] = ContainerRun(list(result.lines), 0, when, result)
+
+    def node_images(self, node: str) -> set[str]:
+        """Images a simulated node has pulled."""
+        return set(self._images.get(node, ()))
+
+    def _fire(self, action: str, key: NsKey, uid: str, name: str) -> None:
+        pod = self.pods.get(key)
+        run = self._runs.get(key)
+        if pod is None or run is None or run.uid != uid:
+            return  # the pod was deleted or replaced meanwhile
+        container = next(c for c in pod["spec"]["containers"] if c["name"] == name)
+        state = run.containers[name]
+        when = self.clock.timestamp(self.now)
+        if action == "start":
+            argv = [*(container.get("command") or []), *(container.get("args") or [])]
+            state.run = simulate(argv, self.container_devices(pod, container), self._smi_time(), self._parent_memory)
+            state.started = when
+            state.log.extend(state.run.lines)
+            kubelet.mark_started(pod, container, state.restarts, when)
+            if state.run.exit_code is not None:
+                self._timer(state.run.seconds, "exit", key, uid, name)
+        elif action == "exit":
+            kubelet.mark_exited(pod, container, state.run, state.started, when)
+            if kubelet.restarts(pod["spec"].get("restartPolicy", "Always"), state.run.exit_code or 0):
+                delay = min(kubelet.BACKOFF_SECONDS * 2 ** state.restarts, kubelet.MAX_BACKOFF_SECONDS)
+                kubelet.mark_backoff(pod, container, delay, when)
+                state.restarts += 1
+                self._timer(delay, "start", key, uid, name)
+        self._store_quietly(pod)
+        if claimctl.is_done(pod):
+            self._release_work.update(dict.fromkeys(self._claims_of(pod)))
+
+    def _smi_time(self) -> str:
+        from datetime import datetime
+
+        stamp = datetime.strptime(self.clock.timestamp(self.now), "%Y-%m-%dT%H:%M:%SZ")
+        return stamp.strftime("%a %b %e %H:%M:%S %Y")
+
+    def container_devices(self, pod: dict, container: dict) -> list[dict]:
+        """The ResourceSlice devices allocated to the claims (or requests) ``container`` names."""
+        names = claimctl.pod_claim_names(pod)
+        ns = pod["metadata"]["namespace"]
+        node = pod["spec"].get("nodeName")
+        by_id = {(s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]): d
+                 for s in [*self._slices_by_node.get(node, {}).values(), *self._slices_by_node.get(None, {}).values()]
+                 for d in s["spec"].get("devices") or ()}
+        found: list[dict] = []
+        for ref in (container.get("resources") or {}).get("claims") or ():
+            claim = self.claims.get((ns, names.get(ref["name"]) or ""))
+            if claim is None or not reserved_for_pod(claim, pod):
+                continue
+            for result in _results(claim):
+                if ref.get("request") and result["request"].split("/")[0] != ref["request"]:
+                    continue
+                device = by_id.get((result["driver"], result["pool"], result["device"]))
+                if device is not None and device not in found:
+                    found.append(device)
+        return found
+
+    def container_state(self, key: NsKey, container: str) -> str | None:
+        """``running``, ``restarting`` or ``ended`` (for good); None when the pod is gone."""
+        pod, run = self.pods.get(key), self._runs.get(key)
+        if pod is None or run is None:
+            return None
+        status = next((s for s in pod["status"].get("containerStatuses") or () if s["name"] == container), {})
+        state = status.get("state") or {}
+        if "running" in state:
+            return "running"
+        return "ended" if "terminated" in state else "restarting"
+
+    def container_log(self, key: NsKey, container: str) -> list[str] | None:
+        """The lines a container printed so far; None when it has not started."""
+        run = self._runs.get(key)
+        state = run.containers.get(container) if run else None
+        return None if state is None or state.run is None else list(state.log)
+
+
+SERVER_FIELDS = ("uid", "creationTimestamp", "finalizers", "ownerReferences", "generateName")
+
+
+def keep_server_fields(new: dict, existing: dict) -> None:
+    """What an apply of an existing object leaves as it was: identity, status, the binding."""
+    meta, old_meta = new["metadata"], existing.get("metadata") or {}
+    for name in SERVER_FIELDS:
+        if name in old_meta and name not in meta:
+            meta[name] = old_meta[name]
+    if "status" in existing:
+        new["status"] = existing["status"]
+    if existing.get("kind") == "Pod" and existing.get("spec", {}).get("nodeName"):
+        new.setdefault("spec", {}).setdefault("nodeName", existing["spec"]["nodeName"])
+
+
+def _results(claim: dict) -> list[dict]:
+    return (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
