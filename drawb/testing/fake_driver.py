@@ -6,9 +6,12 @@ It does what the NVIDIA driver's kubelet plugin and a real node would do, minus 
   them) and the chart's DeviceClasses, all labelled ``app.kubernetes.io/managed-by: drawb``;
 * watches pods; as soon as a pod appears it points kwok at an empty CRI log file per container
   with a ``Logs`` object, and once the pod is bound (its claims are then allocated by the real
-  scheduler) it appends the ``nvidia-smi -L`` lines that container would print for exactly the
-  devices of the claims it names, so ``kubectl logs [-f]`` returns them. Containers whose command
-  does not run ``nvidia-smi`` keep an empty log.
+  scheduler) it appends what that container's command prints for exactly the devices of the
+  claims it names (``nvidia-smi -L``, ``--query-gpu``, plain ``nvidia-smi``: the simulated
+  cluster's own ``drawb.cluster.sim.podlogs``), so ``kubectl logs [-f]`` returns them;
+* ends pods as a kubelet does once kwok reports them Running: when every container's command
+  ended, a pod under restartPolicy Never or OnFailure becomes Succeeded (all exited 0) or, under
+  Never, Failed. kwok itself only completes pods owned by a Job.
 
 Run it as ``python -m drawb.testing.fake_driver --kubeconfig K --scenario default`` (or with
 ``--objects FILE`` for any YAML list of Nodes, ResourceSlices and DeviceClasses).
@@ -30,7 +33,8 @@ from pathlib import Path
 
 import yaml
 
-from drawb.gpu.smi import nvidia_smi_list
+from drawb.cluster.sim.catalog import MODELS
+from drawb.cluster.sim.podlogs import Run, simulate
 from drawb.testing.api import Api, ApiError, path_for
 
 DRIVER = "gpu.nvidia.com"
@@ -106,9 +110,44 @@ def cri_log(lines: list[str], now: datetime | None = None) -> str:
     return "".join(f"{stamp} stdout F {line}\n" for line in lines)
 
 
-def runs_nvidia_smi(container: dict) -> bool:
-    """Whether a container's command line runs ``nvidia-smi``."""
-    return any("nvidia-smi" in word for word in container.get("command", []) + container.get("args", []))
+PARENT_MEMORY_MIB = {m.product_name: m.memory_mib for m in MODELS.values()}
+
+
+def container_runs(pod: dict, per_container: dict[str, list[dict]], now: datetime | None = None) -> dict[str, Run]:
+    """Container name -> what its command prints and how it ends, for the devices it sees."""
+    when = (now or datetime.now(UTC)).strftime("%a %b %e %H:%M:%S %Y")
+    return {
+        c["name"]: simulate([*c.get("command", []), *c.get("args", [])], per_container[c["name"]], when,
+                            PARENT_MEMORY_MIB)
+        for c in pod["spec"]["containers"]
+    }
+
+
+def completed_status(pod: dict, runs: dict[str, Run], now: datetime | None = None) -> dict | None:
+    """The status a kubelet reports once every container ended; None while the pod runs on.
+
+    Under restartPolicy Always nothing ends; under OnFailure a failed container is restarted.
+    """
+    policy = pod["spec"].get("restartPolicy", "Always")
+    codes = [r.exit_code for r in runs.values()]
+    if policy == "Always" or None in codes or policy == "OnFailure" and any(codes):
+        return None
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = {s["name"]: (s.get("state", {}).get("running") or {}).get("startedAt", stamp)
+               for s in pod.get("status", {}).get("containerStatuses") or ()}
+    statuses = [{
+        "name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False, "started": False,
+        "restartCount": 0,
+        "state": {"terminated": {"exitCode": runs[c["name"]].exit_code,
+                                 "reason": "Completed" if runs[c["name"]].exit_code == 0 else "Error",
+                                 "startedAt": started.get(c["name"], stamp), "finishedAt": stamp}},
+    } for c in pod["spec"]["containers"]]
+    not_ready = {"status": "False", "reason": "PodCompleted", "lastTransitionTime": stamp}
+    return {
+        "phase": "Succeeded" if not any(codes) else "Failed",
+        "containerStatuses": statuses,
+        "conditions": [{"type": "Ready", **not_ready}, {"type": "ContainersReady", **not_ready}],
+    }
 
 
 def allocated_devices(pod: dict, claims: dict[str, dict], devices: dict[tuple[str, str], dict],
@@ -155,6 +194,7 @@ class FakeDriver:
         self._prepared: set[str] = set()
         self._served: set[str] = set()
         self._pending: dict[str, dict] = {}
+        self._running: dict[str, tuple[dict[str, Run], float]] = {}  # uid -> runs, when they end
 
     # --- publishing -------------------------------------------------------------------------
 
@@ -274,16 +314,42 @@ class FakeDriver:
         per_container = self.container_devices(pod)
         if per_container is None:
             return False
+        runs = container_runs(pod, per_container)
         for container in pod["spec"]["containers"]:
-            if runs_nvidia_smi(container):
-                lines = nvidia_smi_list(per_container[container["name"]]).splitlines() or ["No devices were found"]
-                with open(self._log_files(pod)[container["name"]], "a") as log_file:
-                    log_file.write(cri_log(lines))
+            with open(self._log_files(pod)[container["name"]], "a") as log_file:
+                log_file.write(cri_log(runs[container["name"]].lines))
+        ends = time.monotonic() + max((r.seconds for r in runs.values()), default=0.0)
+        self._running[pod["metadata"]["uid"]] = (runs, ends)
+        return True
+
+    def complete(self, pod: dict) -> bool:
+        """Report the pod ended, once kwok reports it Running and its commands had time to end."""
+        uid = pod["metadata"]["uid"]
+        runs, ends = self._running[uid]
+        if pod.get("status", {}).get("phase") != "Running" or time.monotonic() < ends:
+            return False
+        status = completed_status(pod, runs)
+        if status is not None:
+            meta = pod["metadata"]
+            self.api.apply({"apiVersion": "v1", "kind": "Pod",
+                            "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+                            "status": status}, FIELD_MANAGER, subresource="status")
+        del self._running[uid]
         return True
 
     def _handle(self, pod: dict) -> None:
         uid = pod["metadata"]["uid"]
+        if uid in self._running and not pod["metadata"].get("deletionTimestamp"):
+            try:
+                if not self.complete(pod):
+                    self._pending[uid] = pod
+                    return
+            except ApiError as err:
+                log.warning("pod %s/%s: %s", pod["metadata"]["namespace"], pod["metadata"]["name"], err)
+                self._pending[uid] = pod
+                return
         if uid in self._served:
+            self._pending.pop(uid, None)
             return
         if pod["metadata"].get("deletionTimestamp"):
             self._pending.pop(uid, None)
@@ -298,7 +364,7 @@ class FakeDriver:
             done = False
         if done:
             self._served.add(uid)
-            self._pending.pop(uid, None)
+            self._pending[uid] = pod  # to be completed once kwok reports it Running
         elif pod["spec"].get("nodeName") or uid not in self._prepared:
             self._pending[uid] = pod
 
@@ -341,6 +407,7 @@ class FakeDriver:
                 for done in (self._prepared, self._served):
                     done.discard(pod["metadata"]["uid"])
                 self._pending.pop(pod["metadata"]["uid"], None)
+                self._running.pop(pod["metadata"]["uid"], None)
             elif pod is not None:
                 self._handle(pod)
             if time.monotonic() - retried >= 0.5:  # pods whose claims were not allocated yet

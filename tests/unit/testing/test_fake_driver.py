@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from drawb.cluster.sim.scenarios import build_scenario
-from drawb.testing.fake_driver import Inventory, _clean, allocated_devices, cri_log, runs_nvidia_smi
+from drawb.testing.fake_driver import Inventory, _clean, allocated_devices, completed_status, container_runs, cri_log
 
 
 def _devices(scenario) -> dict[tuple[str, str], dict]:
@@ -60,10 +60,28 @@ def test_container_naming_a_request_sees_only_its_devices():
     assert allocated_devices(pod, {"c": claim}, devices) == {"x": [devices[p2, d2]]}
 
 
-def test_cri_log_lines_and_nvidia_smi_detection():
+def test_cri_log_lines():
     now = datetime(2026, 1, 2, 3, 4, 5, 600000, tzinfo=UTC)
     assert cri_log(["GPU 0: X", "  MIG"], now) == (
         "2026-01-02T03:04:05.600000Z stdout F GPU 0: X\n2026-01-02T03:04:05.600000Z stdout F   MIG\n"
     )
-    assert runs_nvidia_smi({"command": ["bash", "-c"], "args": ["nvidia-smi -L; sleep 1"]})
-    assert not runs_nvidia_smi({"command": ["sleep", "inf"]})
+
+
+def _pod(policy: str, *commands: list[str]) -> dict:
+    return {"spec": {"restartPolicy": policy,
+                     "containers": [{"name": f"c{i}", "command": c} for i, c in enumerate(commands)]}}
+
+
+def test_a_pod_ends_as_its_commands_and_restart_policy_say():
+    gpu = next(iter(_devices(build_scenario("default")).values()))
+    smi, sleeper, failing = ["nvidia-smi", "-L"], ["sh", "-c", "nvidia-smi -L && sleep infinity"], ["false"]
+    runs = container_runs(_pod("Never", smi), {"c0": [gpu]})
+    assert runs["c0"].lines[0].startswith("GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-") and runs["c0"].exit_code == 0
+    assert completed_status(_pod("Never", smi), runs)["phase"] == "Succeeded"
+    assert completed_status(_pod("Always", smi), runs) is None
+    both = _pod("Never", smi, sleeper)
+    assert completed_status(both, container_runs(both, {"c0": [gpu], "c1": [gpu]})) is None
+    no_gpu = container_runs(_pod("Never", smi), {"c0": []})
+    assert no_gpu["c0"].lines == ["No devices were found"]
+    assert completed_status(_pod("Never", smi), no_gpu)["phase"] == "Failed"
+    assert completed_status(_pod("OnFailure", failing), container_runs(_pod("OnFailure", failing), {"c0": []})) is None
