@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "drawb.commands.render",
     "drawb.commands.select",
     "drawb.commands.doctor",
+    "drawb.commands.workloads",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -29,15 +29,17 @@ def claim_key(obj: dict) -> str:
 
 
 def claim_state(obj: dict) -> str:
-    """pending, allocated, reserved (allocated and in use by a consumer) or deleting."""
-    if _meta(obj).get("deletionTimestamp"):
-        return "deleting"
+    """The STATE column of ``kubectl get resourceclaims``: ``pending``, ``allocated``,
+    ``allocated,reserved``, with ``deleted`` first while the claim is being deleted."""
+    states = ["deleted"] if _meta(obj).get("deletionTimestamp") else []
     status = _status(obj)
-    if status.get("reservedFor"):
-        return "reserved"
     if status.get("allocation"):
-        return "allocated"
-    return "pending"
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+    elif not states:
+        states.append("pending")
+    return ",".join(states)
 
 
 def reserved_for(obj: dict) -> list[str]:

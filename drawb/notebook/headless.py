@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 TABLE_TAG = "device-table"
+POD_TAG = "cuda-check"
 
 
 def execute(path: str | Path, timeout: int = 300):
@@ -32,7 +33,7 @@ def tagged_text(notebook, tag: str = TABLE_TAG) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Execute the tour (or the notebook given) and print its device table."""
+    """Execute the tour (or the notebook given) and print its device table and its cuda-check pod."""
     args = sys.argv[1:] if argv is None else argv
     path = Path(args[0]) if args else Path("notebooks/tour.ipynb")
     import pandas as pd
@@ -41,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     notebook = execute(path)
     print(f"Executed {path}: {len(notebook.cells)} cells, no errors.\n")
     print(tagged_text(notebook))
+    pod_text = tagged_text(notebook, POD_TAG)
+    if pod_text:
+        print("\n--- the cuda-check pod ---\n")
+        print(pod_text)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,8 +58,22 @@ def test_notebook_executes(binder_python, notebook):
     assert "no errors" in out.stdout
 
 
+POD_HEADING = "--- the cuda-check pod ---"
+
+
 def test_tour_prints_the_device_table(binder_python):
     out = run_notebook(binder_python, ROOT / "notebooks" / "tour.ipynb")
-    rows = [line for line in out.stdout.splitlines() if " gpu.nvidia.com " in line]
+    table = out.stdout.split(POD_HEADING)[0]
+    rows = [line for line in table.splitlines() if " gpu.nvidia.com " in line]
     assert len(rows) == 38
     assert sum(" mig " in r for r in rows) == 14
+
+
+def test_tour_runs_the_cuda_check_pod_on_the_simulated_cluster(binder_python):
+    out = run_notebook(binder_python, ROOT / "notebooks" / "tour.ipynb")
+    pod = out.stdout.split(POD_HEADING)[1].splitlines()
+    claim = next(line for line in pod if "cuda-check-gpu-" in line and "gpu: 1 x gpu.nvidia.com" in line)
+    assert " allocated,reserved " in claim and "[cuda-check]" in claim
+    [listed] = [line for line in pod if line.startswith("GPU ")]
+    assert re.fullmatch(r"GPU 0: NVIDIA [^(]+ \(UUID: GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}\)", listed)
+    assert any(" cuda-check " in line and " Succeeded " in line for line in pod)

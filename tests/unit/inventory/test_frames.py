@@ -63,8 +63,8 @@ def test_without_claims_the_allocation_columns_are_null():
 
 def test_claim_frame():
     frame = claim_frame(CLAIMS).set_index("name")
-    assert frame["state"].to_dict() == {"train": "reserved", "shared": "reserved", "waiting": "pending",
-                                        "done": "deleting"}
+    assert frame["state"].to_dict() == {"train": "allocated,reserved", "shared": "allocated,reserved",
+                                        "waiting": "pending", "done": "deleted,allocated"}
     assert frame.loc["train", "devices"] == ["gpu.nvidia.com/hgx-h200-03/gpu-0", "gpu.nvidia.com/hgx-h200-03/gpu-1"]
     assert frame.loc["shared", "reserved_for"] == ["a", "b"]
     assert frame.loc["train", "requests"] == "gpu: 2 x gpu.nvidia.com"
