@@ -111,9 +111,10 @@ def test_device_plugin_node_with_dra_slices_fails():
 
 def test_pending_pod_points_at_why_with_the_front_ends_command():
     cluster = SimCluster()
-    cluster.apply([
+    cluster.apply([  # 9 GPUs: no node has them, so the simulated scheduler leaves the pod pending
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "default"},
-         "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}},
+         "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                                                     "count": 9}}]}}},
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "waiting", "namespace": "default"},
          "spec": {"containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "g"}]}}],
                   "resourceClaims": [{"name": "g", "resourceClaimName": "c"}]}, "status": {"phase": "Pending"}},
