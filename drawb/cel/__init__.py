@@ -5,7 +5,7 @@ Kubernetes version), `Selector.matches` evaluates it on one ResourceSlice device
 over a whole inventory frame in one vectorized pass with identical results.
 """
 
-from drawb.cel.select import SelectResult, preview, select
+from drawb.cel.preview import SelectResult, preview, select
 from drawb.cel.selector import CELCompileError, CELEvalError, Selector, compile_selector
 
 __all__ = ["CELCompileError", "CELEvalError", "SelectResult", "Selector", "compile_selector", "preview", "select"]

@@ -641,7 +641,7 @@ def _is_sorted(items: Any) -> bool:
 
 @fn("sum")
 def _list_sum(items: Any) -> Any:
-    from drawb.cel.interp import op_add
+    from drawb.cel.operators import op_add
 
     _check_list(items, "sum")
     if not items:
@@ -1266,7 +1266,7 @@ def _duration_of(v: Any) -> Duration:
 
 @fn("timestamp")
 def _timestamp_of(v: Any) -> Timestamp:
-    from drawb.cel.interp import _timestamp
+    from drawb.cel.operators import timestamp_from_ns as _timestamp
 
     if isinstance(v, Timestamp):
         return v

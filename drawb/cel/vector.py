@@ -21,11 +21,9 @@ import pandas as pd
 
 from drawb.cel import library
 from drawb.cel.ast import Node
-from drawb.cel.interp import (
-    COST_LIMIT,
+from drawb.cel.interp import COST_LIMIT, Compiler, Ctx
+from drawb.cel.operators import (
     STRICT_OPERATORS,
-    Compiler,
-    Ctx,
     conditional,
     has_field,
     logical_and,

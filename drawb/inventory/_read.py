@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drawb.inventory._quantity import quantity_value
-from drawb.inventory.schema import ATTRIBUTE_TYPES, qualify
+from drawb.inventory.schema import qualify
 _SCALAR_PYTYPES = {"string": str, "version": str, "int": int, "bool": bool}
 _LIST_ITEM_PYTYPES = {"strings": str, "versions": str, "ints": int, "bools": bool}
 _INT64_MIN = -(1 << 63)

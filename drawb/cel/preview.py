@@ -1,4 +1,4 @@
-"""`select`: which devices of an inventory frame a selector (plus a class's selectors) picks, and which error."""
+"""`select` and `preview`: which devices of an inventory frame a selector (plus a class's selectors) picks, and which error."""
 
 from __future__ import annotations
 
