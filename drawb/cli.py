@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     if options.help or not rest:
         print(parser.format_help() + "\nSubcommands:\n\n" + reference(prog="drawb"))
         return 0
-    session = Session(**{o.name: getattr(options, o.name) for o in session_options()}, prog="drawb")
+    session = Session(**{o.name: getattr(options, o.name) for o in session_options()}, prog="drawb",
+                      progress=lambda line: print(line, file=sys.stderr, flush=True))
     try:
         if rest[0] in NOTEBOOK_ONLY:
             raise UsageError(f"{rest[0]} is a notebook widget", hint=f"run `%dra {rest[0]}` in Jupyter")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
 
 from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
@@ -25,6 +26,7 @@ class Session:
     template_dir: str | None = option(None, "a folder of your own manifest templates")
     prog: str = "%dra"
     user_ns: dict = field(default_factory=dict, repr=False)
+    progress: Callable[[str], None] | None = field(default=None, repr=False)  # where long commands report steps
     _cluster: Cluster | None = field(default=None, repr=False)
     _live: object = field(default=None, repr=False)
 

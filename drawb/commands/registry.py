@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "drawb.commands.select",
     "drawb.commands.doctor",
     "drawb.commands.workloads",
+    "drawb.commands.check",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -32,7 +32,7 @@ class DRAMagics(Magics, SessionTraits):
     short_errors = Bool(True, config=True, help="print drawb errors as one named line with a hint, no traceback")
 
     def __init__(self, shell=None, **kwargs):
-        self.session = Session()
+        self.session = Session(progress=print)  # steps of long commands (check) appear in the cell as they happen
         Configurable.__init__(self, config=shell.config if shell is not None else None)
         Magics.__init__(self, shell=shell, **kwargs)
         self._sync_session()

@@ -12,6 +12,8 @@ It does what the NVIDIA driver's kubelet plugin and a real node would do, minus 
 * ends pods as a kubelet does once kwok reports them Running: when every container's command
   ended, a pod under restartPolicy Never or OnFailure becomes Succeeded (all exited 0) or, under
   Never, Failed. kwok itself only completes pods owned by a Job.
+* lets a test make a namespace's pods see the wrong devices: a ConfigMap ``drawb-fake-driver``
+  there with ``nvidia-smi: wrong-uuid`` or ``no-gpu`` (``FAULTS``).
 
 Run it as ``python -m drawb.testing.fake_driver --kubeconfig K --scenario default`` (or with
 ``--objects FILE`` for any YAML list of Nodes, ResourceSlices and DeviceClasses).
@@ -20,6 +22,7 @@ Run it as ``python -m drawb.testing.fake_driver --kubeconfig K --scenario defaul
 from __future__ import annotations
 
 import argparse
+import copy
 import logging
 import queue
 import signal
@@ -184,6 +187,28 @@ def allocated_devices(pod: dict, claims: dict[str, dict], devices: dict[tuple[st
     return out
 
 
+FAULTS_CONFIGMAP = "drawb-fake-driver"
+FAULTS = {
+    "wrong-uuid": "each container sees a neighbour of its first device (same pool and type) instead of it",
+    "no-gpu": "containers see no device at all (nvidia-smi: No devices were found)",
+}
+
+
+def see_wrongly(fault: str, devices: list[dict], published: dict[tuple[str, str], dict]) -> list[dict]:
+    """The devices a container sees under ``fault`` (one of ``FAULTS``) instead of ``devices``."""
+    if fault == "no-gpu" or not devices:
+        return []
+    first = devices[0]
+    pool = next(p for (p, _), d in published.items() if d == first)
+    kind = first.get("attributes", {}).get("type")
+    neighbour = next((d for (p, _), d in sorted(published.items(), key=lambda item: item[0])
+                      if p == pool and d.get("attributes", {}).get("type") == kind and d not in devices), None)
+    if neighbour is None:  # nothing else on the node: a GPU that was never published
+        neighbour = copy.deepcopy(first)
+        neighbour["attributes"]["uuid"] = {"string": "GPU-00000000-0000-0000-0000-00000000dead"}
+    return [neighbour, *devices[1:]]
+
+
 class FakeDriver:
     """Publishes an Inventory and serves pods' ``nvidia-smi -L`` logs through kwok."""
 
@@ -283,6 +308,18 @@ class FakeDriver:
         extended_claim = claims.pop("", None)
         return allocated_devices(pod, claims, self._devices_by_id(), self.driver, extended_claim)
 
+    def with_faults(self, pod: dict, per_container: dict[str, list[dict]]) -> dict[str, list[dict]]:
+        """The devices containers see, after the fault the pod's namespace asks for (see ``FAULTS``)."""
+        config = self.api.get_or_none(path_for("ConfigMap", FAULTS_CONFIGMAP, pod["metadata"]["namespace"]))
+        fault = ((config or {}).get("data") or {}).get("nvidia-smi")
+        if not fault:
+            return per_container
+        if fault not in FAULTS:
+            log.warning("ConfigMap %s: unknown nvidia-smi fault %r (known: %s)", FAULTS_CONFIGMAP, fault, ", ".join(FAULTS))
+            return per_container
+        published = self._devices_by_id()
+        return {name: see_wrongly(fault, devices, published) for name, devices in per_container.items()}
+
     def _log_files(self, pod: dict) -> dict[str, Path]:
         meta = pod["metadata"]
         pod_dir = self.log_dir / meta["namespace"] / f"{meta['name']}_{meta['uid']}"
@@ -314,6 +351,7 @@ class FakeDriver:
         per_container = self.container_devices(pod)
         if per_container is None:
             return False
+        per_container = self.with_faults(pod, per_container)
         runs = container_runs(pod, per_container)
         for container in pod["spec"]["containers"]:
             with open(self._log_files(pod)[container["name"]], "a") as log_file:
