@@ -11,7 +11,7 @@ from drawb.alloc.pools import gather_pools, random_pool_order
 from drawb.alloc.requests import RequestData
 from drawb.alloc.rules import Rules, rules_for
 from drawb.alloc.search import DeviceResult, MaxSizeExceeded, Search
-from drawb.alloc.selectors import SelectorEvaluator
+from drawb.alloc.selectors import evaluator_for
 from drawb.alloc.state import AllocatedState, gather_allocated
 from drawb.alloc.validation import validate
 from drawb.alloc.versions import Flavor, flavor as resolve_flavor
@@ -57,7 +57,7 @@ def allocate_with(flavor: Flavor, claims: Sequence[Obj], *, node: Obj | None, sl
     pools = gather_pools(slices, node, flavor)
     if reverse_random_order and random_pool_order(flavor):
         pools.reverse()
-    search = Search(list(claims), node, pools, rules, state, SelectorEvaluator(flavor.minor, flavor.gates))
+    search = Search(list(claims), node, pools, rules, state, evaluator_for(flavor.minor, flavor.gates))
     validate(search, by_name)
     try:
         done = search.allocate_one(0, 0, 0, 0, False)

@@ -4,6 +4,7 @@ so the search and validation read one flag instead of comparing versions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from drawb.alloc.requests import kobj
 from drawb.alloc.versions import Flavor
@@ -47,6 +48,7 @@ class Rules:
         return kobj(claim)
 
 
+@lru_cache(maxsize=256)
 def rules_for(flavor: Flavor) -> Rules:
     """The rules of one allocator run."""
     minor, impl = flavor.minor, flavor.impl

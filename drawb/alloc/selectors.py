@@ -44,6 +44,12 @@ def clear_caches() -> None:
     _verdicts.clear()
 
 
+@lru_cache(maxsize=256)
+def evaluator_for(minor: int, gates: tuple[tuple[str, bool], ...]) -> SelectorEvaluator:
+    """The (shared, stateless) evaluator of one Kubernetes version and gate set."""
+    return SelectorEvaluator(minor, gates)
+
+
 class SelectorEvaluator:
     """Evaluates class and request selectors on devices for one Kubernetes version and gate set."""
 

@@ -22,22 +22,53 @@ class AllocatedState:
     capacity: dict[DeviceID, cap.Consumed] = field(default_factory=dict)
 
 
+_LIMIT = 200_000
+_per_claim: dict[tuple[int, bool], tuple[Mapping[str, Any], tuple]] = {}
+_states: dict[tuple, tuple[list, AllocatedState]] = {}
+
+
+def _contribution(claim: Mapping[str, Any], consumable_capacity: bool) -> tuple:
+    """(dedicated ids, shared ids, consumed capacity) of one claim, remembered per claim object
+    (objects are treated as immutable, as an informer's cache treats them)."""
+    key = (id(claim), consumable_capacity)
+    cached = _per_claim.get(key)
+    if cached is not None and cached[0] is claim:
+        return cached[1]
+    dedicated, shared, consumed_list = [], [], []
+    allocation = (claim.get("status") or {}).get("allocation")
+    for result in ((allocation or {}).get("devices") or {}).get("results") or []:
+        if result.get("adminAccess"):
+            continue
+        device_id = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
+        if consumable_capacity and result.get("shareID") is not None:
+            shared.append((*device_id, result["shareID"]))
+            if result.get("consumedCapacity") is not None:
+                consumed_list.append((device_id, {k: cap.q(v) for k, v in result["consumedCapacity"].items()}))
+            continue
+        dedicated.append(device_id)
+    contribution = (tuple(dedicated), tuple(shared), tuple(consumed_list))
+    if len(_per_claim) > _LIMIT:
+        _per_claim.clear()
+    _per_claim[key] = (claim, contribution)
+    return contribution
+
+
 def gather_allocated(claims: Iterable[Mapping[str, Any]], consumable_capacity: bool) -> AllocatedState:
-    """The AllocatedState of these claims' ``status.allocation``."""
+    """The AllocatedState of these claims' ``status.allocation`` (do not modify it: it may be shared
+    with other calls on the same claims)."""
+    claims = list(claims)
+    key = (consumable_capacity, *map(id, claims))
+    cached = _states.get(key)
+    if cached is not None and all(a is b for a, b in zip(cached[0], claims)):
+        return cached[1]
     state = AllocatedState()
     for claim in claims:
-        allocation = (claim.get("status") or {}).get("allocation")
-        if not allocation:
-            continue
-        for result in (allocation.get("devices") or {}).get("results") or []:
-            if result.get("adminAccess"):
-                continue
-            device_id = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
-            if consumable_capacity and result.get("shareID") is not None:
-                state.shared.add((*device_id, result["shareID"]))
-                if result.get("consumedCapacity") is not None:
-                    consumed = {k: cap.q(v) for k, v in result["consumedCapacity"].items()}
-                    cap.add(state.capacity, device_id, consumed)
-                continue
-            state.allocated.add(device_id)
+        dedicated, shared, consumed_list = _contribution(claim, consumable_capacity)
+        state.allocated.update(dedicated)
+        state.shared.update(shared)
+        for device_id, consumed in consumed_list:
+            cap.add(state.capacity, device_id, dict(consumed))
+    if len(_states) > 64:
+        _states.clear()
+    _states[key] = (claims, state)
     return state
