@@ -39,6 +39,7 @@ class Rules:
     limit_per_request: bool  # the 32-device limit is checked request by request (1.35+)
     rollback: bool  # 1.36: a rejected candidate gives back counters, constraint entries and marks
     skip_shared_counters: bool  # a shared device already consuming capacity has its counters taken (1.35+)
+    shared_consume_counters: bool  # 1.36: existing shared allocations consume their device's counters
     shared_ids_in_use: bool  # 1.37: existing shared allocations count as capacity in use
     config_once: bool  # 1.37: a claim config is added once, and covers-all configs lose ``requests``
     invalid_pools_fail_node: bool  # when nothing fits and some pool is invalid: unschedulable here (1.35+)
@@ -81,6 +82,7 @@ def rules_for(flavor: Flavor) -> Rules:
         limit_per_request=minor >= 35,
         rollback=minor >= 36,
         skip_shared_counters=minor >= 35 and has_capacity_code,
+        shared_consume_counters=minor >= 36 and impl != "stable",
         shared_ids_in_use=minor >= 37,
         config_once=minor >= 37,
         invalid_pools_fail_node=minor >= 35,

@@ -60,7 +60,7 @@ class Search:
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, cap.Consumed] = {}
-        self.counters = CounterBook(state.allocated.__contains__, rules.flavor.minor)
+        self.counters = CounterBook(self._counts_as_allocated, rules.flavor.minor)
         self.matches: dict[tuple, bool] = {}
         self.invocations = 0
         self.claim_owners = [f"claim {rules.kobj(claim)}" for claim in self.claims]
@@ -113,6 +113,12 @@ class Search:
                 f"claim {rules.kobj(claim)}, request {data.request.name}: {verb} capacity for device "
                 f"{'/'.join(device_id) if state else device_id[2]}: {err}"
             ) from None
+
+    def _counts_as_allocated(self, device_id: DeviceID) -> bool:
+        """Whether an allocated device's counters are taken (1.36+: shared allocations count too)."""
+        if device_id in self.state.allocated:
+            return True
+        return self.rules.shared_consume_counters and any(s[:3] == device_id for s in self.state.shared)
 
     def in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.state.allocated or bool(self.allocating.get(device_id))

@@ -76,9 +76,16 @@ def _device_id(text: str) -> tuple[str, str, str]:
     return driver, pool, device
 
 
+def _shared_id(text: str) -> tuple[str, str, str, str]:
+    driver, rest = text.split("/", 1)
+    pool, device, share = rest.rsplit("/", 2)
+    return driver, pool, device, share
+
+
 def _state(case: dict) -> AllocatedState:
     state = AllocatedState()
     state.allocated = {_device_id(d) for d in case.get("allocated") or []}
+    state.shared = {_shared_id(d) for d in case.get("shared") or []}
     for device, consumed in (case.get("capacity") or {}).items():
         state.capacity[_device_id(device)] = {k: Quantity.parse(v) for k, v in consumed.items()}
     return state
@@ -184,7 +191,7 @@ def _public_cases():
             chosen = choose(minor, features)
         except AllocationError:
             continue
-        if chosen == impl and not case.get("capacity") and not (case.get("claims") is None):
+        if chosen == impl and not case.get("capacity") and not case.get("shared") and not (case.get("claims") is None):
             yield param
 
 
