@@ -224,6 +224,8 @@ def _consumption_error(counter_sets: dict[str, Mapping[str, Any]], slices: Seque
 
 def _build(pool: Pool, flavor: Flavor, every: list[Mapping[str, Any]] | None) -> Pool:
     """Split counter-set slices from device slices and validate names and counter references (``buildPool``)."""
+    if flavor.minor >= 37 and flavor.impl != "stable":
+        return _build_37(pool, flavor, every)
     slices = pool.slices
     sort_slices = flavor.minor >= 36 and flavor.impl != "stable"
     if flavor.has("PartitionableDevices"):
@@ -260,6 +262,54 @@ def _build(pool: Pool, flavor: Flavor, every: list[Mapping[str, Any]] | None) ->
     return pool
 
 
+def _counter_sets(counter_slices: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Mapping[str, Any]], str | None]:
+    counter_sets: dict[str, Mapping[str, Any]] = {}
+    for slice_ in counter_slices:
+        for counter_set in _spec(slice_).get("sharedCounters") or []:
+            name = counter_set.get("name", "")
+            if name in counter_sets:
+                return counter_sets, f"duplicate counter set name {name}"
+            counter_sets[name] = counter_set
+    return counter_sets, None
+
+
+def _build_37(pool: Pool, flavor: Flavor, every: list[Mapping[str, Any]] | None) -> Pool:
+    """1.37: counter-set slices that do not target the node come from the rest of the pool."""
+    partitionable = flavor.has("PartitionableDevices")
+    slices = sorted(pool.slices, key=_slice_name)
+    device_slices = [s for s in slices if not (partitionable and info(s).shared_counters)]
+    counter_slices = [s for s in slices if partitionable and info(s).shared_counters]
+    others: list[Mapping[str, Any]] = []
+    if every is not None and len(slices) < len(every):
+        names = {_slice_name(s) for s in slices}
+        for slice_ in every:
+            if _slice_name(slice_) in names:
+                continue
+            if partitionable and info(slice_).shared_counters:
+                counter_slices.append(slice_)
+            else:
+                others.append(slice_)
+    pool.slices = device_slices
+    reason = _duplicate_device(device_slices)
+    if reason is None and partitionable:
+        counter_sets, reason = _counter_sets(counter_slices)
+        if reason is None:
+            reason = _consumption_error(counter_sets, device_slices) or _consumption_error(counter_sets, others)
+        if reason is None:
+            pool.counter_sets, pool.other_slices = counter_sets, others
+    if reason is not None:
+        pool.invalid, pool.invalid_reason = True, reason
+        pool.slices, pool.other_slices, pool.counter_sets = [], [], None
+    return pool
+
+
+def uses_compatibility_groups(slice_: Mapping[str, Any]) -> bool:
+    """Whether a device of the slice declares counter compatibility groups (1.37 alpha)."""
+    return any(
+        c.get("compatibilityGroups") for d in _spec(slice_).get("devices") or [] for c in d.get("consumesCounters") or []
+    )
+
+
 def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor) -> list[Pool]:
     """1.35 incubating and experimental, 1.36+: counter-set slices count for the whole pool, and a pool
     that looks incomplete from this node is completed from the slices targeting other nodes."""
@@ -268,11 +318,16 @@ def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None,
     binding_slices_last = flavor.minor == 35 and flavor.impl == "experimental"
     pools: dict[tuple[str, str], Pool] = {}
     later: list[Mapping[str, Any]] = []
+    # Until 1.36 (and in stable 1.37) counter-set slices count wherever they are.
+    counters_anywhere = flavor.minor < 37 or flavor.impl == "stable"
+    ignore_groups = flavor.minor >= 37 and not flavor.has("CompatibilityGroups")
     for slice_ in slices:
         extracted = info(slice_)
         if not partitionable and (extracted.per_device_set or extracted.shared_counters):
             continue
-        if not (extracted.shared_counters or _slice_matches(slice_, node)):
+        if ignore_groups and uses_compatibility_groups(slice_):
+            continue
+        if not ((counters_anywhere and extracted.shared_counters) or _slice_matches(slice_, node)):
             continue
         if binding_slices_last and not extracted.shared_counters and extracted.binding:
             later.append(slice_)
@@ -288,6 +343,8 @@ def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None,
             every = _same_generation(slices, pool)
             if every is None:
                 continue
+            if ignore_groups:
+                every = [s for s in every if not uses_compatibility_groups(s)]
             if len(every) != _slice_count(pool.slices[0]):
                 pool.slices, pool.incomplete = [], True
             else:
