@@ -95,6 +95,8 @@ def _allocation(search: Search, claim_i: int, claim: Obj, node_name: str) -> dic
                 result["bindingFailureConditions"] = list(device["bindingFailureConditions"])
         if r.share_id is not None:
             result["shareID"] = r.share_id
+        if rules.node_operations and (r.candidate.slice.get("spec") or {}).get("skipNodeOperations"):
+            result["skipNodeOperations"] = list(r.candidate.slice["spec"]["skipNodeOperations"])
         if r.consumed:
             result["consumedCapacity"] = {k: str(v) for k, v in r.consumed.items()}
         results.append(result)

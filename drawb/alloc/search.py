@@ -244,6 +244,12 @@ class Search:
                 return None
         elif self.in_use(device_id):
             return None
+        if rules.node_operations and (candidate.slice.get("spec") or {}).get("skipNodeOperations"):
+            if not rules.flavor.has("OptionalNodeOperations"):
+                return None
+            declared = ((self.node or {}).get("status") or {}).get("declaredFeatures") or []
+            if "DRAOptionalNodeOperations" not in declared:
+                return None
         consumes = device.get("consumesCounters")
         if consumes and not rules.partitionable:
             return None
