@@ -41,6 +41,7 @@ class Rules:
     skip_shared_counters: bool  # a shared device already consuming capacity has its counters taken (1.35+)
     shared_consume_counters: bool  # 1.36: existing shared allocations consume their device's counters
     shared_ids_in_use: bool  # 1.37: existing shared allocations count as capacity in use
+    compatibility_groups: bool  # 1.37 experimental: DRADeviceCompatibilityGroups checks
     node_operations: bool  # 1.37 experimental: slices may skip node operations (DRAOptionalNodeOperations)
     config_once: bool  # 1.37: a claim config is added once, and covers-all configs lose ``requests``
     invalid_pools_fail_node: bool  # when nothing fits and some pool is invalid: unschedulable here (1.35+)
@@ -85,6 +86,7 @@ def rules_for(flavor: Flavor) -> Rules:
         skip_shared_counters=minor >= 35 and has_capacity_code,
         shared_consume_counters=minor >= 36 and impl != "stable",
         shared_ids_in_use=minor >= 37,
+        compatibility_groups=flavor.has("CompatibilityGroups"),
         node_operations=minor >= 37 and experimental,
         config_once=minor >= 37,
         invalid_pools_fail_node=minor >= 35,

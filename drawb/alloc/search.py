@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drawb.alloc import capacity as cap
+from drawb.alloc.compat import CompatibilityBook
 from drawb.alloc.counters import CounterBook
 from drawb.alloc.errors import AllocationError
 from drawb.alloc.nodes import NodeSelectorError, node_matches
@@ -61,6 +62,7 @@ class Search:
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, cap.Consumed] = {}
         self.counters = CounterBook(self._counts_as_allocated, rules.flavor.minor)
+        self.compatibility = CompatibilityBook(self._counts_as_allocated)
         self.matches: dict[tuple, bool] = {}
         self.invocations = 0
         self.claim_owners = [f"claim {rules.kobj(claim)}" for claim in self.claims]
@@ -255,9 +257,16 @@ class Search:
             return None
         pool = self.pool_of[candidate.pool_key]
         skip_counters = rules.skip_shared_counters and shared and self.capacity_in_use(device_id)
+        ungroup = None
+        if rules.compatibility_groups and consumes and not skip_counters:
+            ungroup = self.compatibility.take(device, pool)
+            if ungroup is None:
+                return None
         counters_taken = False
         if consumes and not skip_counters:
             if not self.counters.take(device, candidate, pool):
+                if ungroup is not None:
+                    ungroup()
                 return None
             counters_taken = True
         rollback = rules.rollback
@@ -281,6 +290,8 @@ class Search:
                 constraint.remove(base, sub_name, device, device_id)
             if counters_taken:
                 self.counters.release(device, candidate, pool)
+            if ungroup is not None:
+                ungroup()
 
         if rules.taints and not all_tolerated(device.get("taints") or [], request.tolerations, rules):
             reject()
@@ -335,6 +346,8 @@ class Search:
                     constraint.remove(base, sub_name, device, device_id)
                 if counters_taken:
                     self.counters.release(device, candidate, pool)
+                if ungroup is not None:
+                    ungroup()
                 return
             for constraint in constraints:
                 constraint.remove(base, sub_name, device, device_id)
