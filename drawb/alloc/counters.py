@@ -11,6 +11,7 @@ in 1.35, by driver and pool from 1.36).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from drawb.api.quantity import Quantity
@@ -19,9 +20,14 @@ Counters = dict[str, dict[str, Quantity]]  # counter set -> counter -> value
 DeviceID = tuple[str, str, str]
 
 
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> Quantity:
+    return Quantity.parse(text)
+
+
 def _quantity(counter: Mapping[str, Any]) -> Quantity:
     value = counter.get("value", "0") if isinstance(counter, Mapping) else counter
-    return value if isinstance(value, Quantity) else Quantity.parse(str(value))
+    return value if isinstance(value, Quantity) else _parse(str(value))
 
 
 class CounterBook:
