@@ -64,6 +64,14 @@ class _Constraint:
         self.attribute = attribute
         self.rules = rules
         self.count = 0
+        self.derived: Any = None  # (DerivedAttributes, the current request's derived map), set by the search
+
+    def lookup(self, device: Mapping[str, Any], device_id: DeviceID):
+        if self.derived is not None and self.derived[1]:
+            found = self.derived[0].lookup(self.derived[1], self.attribute, device, device_id)
+            if found is not None:
+                return found
+        return lookup_attribute(device, device_id, self.attribute)
 
     def applies(self, request: str, subrequest: str) -> bool:
         if not self.requests:
@@ -84,7 +92,7 @@ class MatchAttribute(_Constraint):
     def add(self, request: str, subrequest: str, device: Mapping[str, Any], device_id: DeviceID) -> bool:
         if not self.applies(request, subrequest):
             return True
-        found = lookup_attribute(device, device_id, self.attribute)
+        found = self.lookup(device, device_id)
         if found is None:
             return False
         if self.rules.list_attributes:
@@ -139,7 +147,7 @@ class DistinctAttribute(_Constraint):
     def add(self, request: str, subrequest: str, device: Mapping[str, Any], device_id: DeviceID) -> bool:
         if not self.applies(request, subrequest):
             return True
-        found = lookup_attribute(device, device_id, self.attribute)
+        found = self.lookup(device, device_id)
         if found is None:
             return False
         entry = (found[1], (device_id, found[0]))

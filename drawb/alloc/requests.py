@@ -31,6 +31,7 @@ class Request:
     selectors: list
     tolerations: list
     capacity: Mapping[str, Any] | None
+    derived: dict[str, str]  # 1.37 derivedAttributes: name -> CEL expression
 
     @classmethod
     def exact(cls, request: Mapping[str, Any]) -> Request:
@@ -57,6 +58,7 @@ class Request:
             selectors=list(spec.get("selectors") or []),
             tolerations=list(spec.get("tolerations") or []),
             capacity=spec.get("capacity"),
+            derived={d.get("name", ""): d.get("expression", "") for d in spec.get("derivedAttributes") or []},
         )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from drawb.alloc import capacity as cap
 from drawb.alloc.compat import CompatibilityBook
 from drawb.alloc.counters import CounterBook
+from drawb.alloc.derived import DerivedAttributes
 from drawb.alloc.errors import AllocationError
 from drawb.alloc.nodes import NodeSelectorError, node_matches
 from drawb.alloc.pools import Pool
@@ -63,6 +64,7 @@ class Search:
         self.allocating_capacity: dict[DeviceID, cap.Consumed] = {}
         self.counters = CounterBook(self._counts_as_allocated, rules.flavor.minor)
         self.compatibility = CompatibilityBook(self._counts_as_allocated)
+        self.derived = DerivedAttributes(rules.flavor.minor)
         self.matches: dict[tuple, bool] = {}
         self.invocations = 0
         self.claim_owners = [f"claim {rules.kobj(claim)}" for claim in self.claims]
@@ -297,7 +299,13 @@ class Search:
             reject()
             return None
         for constraint in constraints:
-            if not constraint.add(base, sub_name, device, device_id):
+            if request.derived:
+                constraint.derived = (self.derived, request.derived)
+            try:
+                fits = constraint.add(base, sub_name, device, device_id)
+            finally:
+                constraint.derived = None
+            if not fits:
                 if rollback:
                     reject()
                 else:

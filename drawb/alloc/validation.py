@@ -85,6 +85,10 @@ def _validate_request(search: Search, classes: Mapping[str, Mapping[str, Any]], 
     claim = search.claims[claim_i]
     rules = search.rules
     data = RequestData(request=request, parent=parent)
+    if request.derived and not rules.flavor.has("DerivedAttributes") and rules.flavor.minor >= 37:
+        raise AllocationError(
+            f"claim {kobj(claim)}, request {request.name}: cannot handle request with derived attributes, the feature is disabled"
+        )
     for i, selector in enumerate(request.selectors):
         if selector.get("cel") is None:
             raise AllocationError(
