@@ -7,66 +7,25 @@ type checking has no cost estimator, hence this module.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from drawb.cel import library
 from drawb.cel.ast import CheckedAst, Node, Type
 from drawb.cel.device import declared_size
 from drawb.cel.env import EnvSpec
-
-U64 = (1 << 64) - 1
-STRING_TRAVERSAL = 0.1
-REGEX_LENGTH = 0.25
-MAX_INCLUDES = 48
-MAX_NAME_FORMAT_REGEX = 128
-MAX_FORMAT_SIZE = 64
-
-
-def _add(x: int, y: int) -> int:
-    return U64 if y > 0 and x > U64 - y else x + y
-
-
-def _mul(x: int, y: int) -> int:
-    return U64 if y != 0 and x > U64 // y else x * y
-
-
-def _factor(x: int, f: float) -> int:
-    xf = float(x)
-    if xf > 0 and f > 0 and xf > U64 / f:
-        return U64
-    c = math.ceil(xf * f)
-    return U64 if c >= 2.0**64 else int(c)
-
-
-@dataclass(frozen=True)
-class Est:
-    """A [min, max] estimate (used for both sizes and costs)."""
-
-    lo: int
-    hi: int
-
-    def add(self, o: Est) -> Est:
-        return Est(_add(self.lo, o.lo), _add(self.hi, o.hi))
-
-    def mul(self, o: Est) -> Est:
-        return Est(_mul(self.lo, o.lo), _mul(self.hi, o.hi))
-
-    def factor(self, f: float) -> Est:
-        return Est(_factor(self.lo, f), _factor(self.hi, f))
-
-    def union(self, o: Est) -> Est:
-        return Est(min(self.lo, o.lo), max(self.hi, o.hi))
-
-
-def fixed(n: int) -> Est:
-    """The estimate [n, n]."""
-    return Est(n, n)
-
-
-ZERO = fixed(0)
-ONE = fixed(1)
-UNKNOWN = Est(0, U64)
-
+from drawb.cel.library.format import MAX_FORMAT_SIZE
+from drawb.cel.ranges import (
+    ONE,
+    REGEX_LENGTH,
+    STRING_TRAVERSAL,
+    U64,
+    UNKNOWN,
+    ZERO,
+    Est,
+    fixed,
+    saturating_add,
+    saturating_mul,
+)
 
 def _declared_size(path: list[str] | None) -> Est | None:
     most = declared_size(path)
@@ -111,14 +70,6 @@ _STRING_COMPARE = {
     "less_string", "greater_string", "less_equals_string", "greater_equals_string", "less_bytes", "greater_bytes",
     "less_equals_bytes", "greater_equals_bytes", "equals", "not_equals",
 }  # fmt: skip
-_FIXED_ONE = {
-    "sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub",
-    "major", "minor", "patch", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery",
-    "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast",
-    "isGlobalUnicast", "format.named",
-}  # fmt: skip
-
-
 def _is_scalar(t: Type) -> bool:
     if t.kind in ("bool", "double", "int", "uint"):
         return True
@@ -386,13 +337,13 @@ class _Coster:
         so = self.size_or_unknown
         if overload == "string_to_bytes" and len(args) == 1:
             sz = so(args[0])
-            return sz.factor(STRING_TRAVERSAL).add(arg_sum), Est(sz.lo, _mul(sz.hi, 4))
+            return sz.factor(STRING_TRAVERSAL).add(arg_sum), Est(sz.lo, saturating_mul(sz.hi, 4))
         if overload == "bytes_to_string" and len(args) == 1:
             sz = so(args[0])
             return sz.factor(STRING_TRAVERSAL).add(arg_sum), Est(sz.lo // 4, sz.hi)
         if overload == "strings_quote" and len(args) == 1:
             sz = so(args[0])
-            return sz.factor(STRING_TRAVERSAL).add(arg_sum), Est(sz.lo + 2, _add(_mul(sz.hi, 2), 2))
+            return sz.factor(STRING_TRAVERSAL).add(arg_sum), Est(sz.lo + 2, saturating_add(saturating_mul(sz.hi, 2), 2))
         if overload == "string_format" and target is not None:
             return so(target).factor(STRING_TRAVERSAL).add(arg_sum), None
         if overload in ("starts_with_string", "ends_with_string") and len(args) == 1:
@@ -424,13 +375,15 @@ class _Coster:
             return Est(1 if smallest > 0 else 0, smallest).factor(STRING_TRAVERSAL).add(arg_sum), None
         return ONE.add(arg_sum), None
 
-    def _size_estimate(self, node: _ArgNode) -> Est:
+    def size_of(self, node: _ArgNode) -> Est:
+        """The size estimate of a call's argument: computed, else declared, else unknown."""
         if node.size is not None:
             return node.size
         declared = _declared_size(node.path)
         return declared if declared is not None else UNKNOWN
 
-    def _list_element(self, lst: _ArgNode) -> _ArgNode | None:
+    def list_element(self, lst: _ArgNode) -> _ArgNode | None:
+        """An argument standing for the elements of a list argument, if its type says what they are."""
         if lst.type.params:
             path = lst.path + ["@items"] if lst.path is not None else None
             return _ArgNode(path, lst.type.params[0], None, None)
@@ -439,74 +392,10 @@ class _Coster:
     def k8s_call_cost(
         self, function: str, overload: str, target: _ArgNode | None, args: list[_ArgNode]
     ) -> tuple[Est, Est | None] | None:
-        se = self._size_estimate
-        if function == "includes" and overload == "dra_includes_dyn_dyn" and target is not None:
-            return Est(0, MAX_INCLUDES).mul(ONE), None
-        if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes") and target is not None:
-            el_cost = ONE
-            el = self._list_element(target)
-            if el is not None:
-                if el.type.kind in ("string", "bytes"):
-                    el_cost = el_cost.add(se(el).factor(STRING_TRAVERSAL))
-                return se(target).mul(el_cost), None
-            if function == "includes":
-                return se(target).mul(el_cost), None
-            return se(target).factor(STRING_TRAVERSAL), None
-        if function == "url" and len(args) == 1:
-            sz = se(args[0])
-            return sz.factor(STRING_TRAVERSAL), sz
-        if function in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
-            sz = se(target)
-            return sz.factor(STRING_TRAVERSAL), sz
-        if function == "replace" and target is not None and len(args) >= 2:
-            return self._replace_cost(se(target), se(args[0]), se(args[1]))
-        if function == "split" and target is not None:
-            sz = se(target)
-            hi = sz.hi
-            if len(args) > 1 and args[1].node is not None and args[1].node.kind == "const":
-                v = args[1].node.value
-                if type(v) is int:
-                    hi = v % (1 << 64)
-            return sz.factor(2 * STRING_TRAVERSAL), Est(0, hi)
-        if function == "join" and target is not None:
-            size = ZERO
-            list_size = se(target)
-            el = self._list_element(target)
-            if el is not None:
-                size = list_size.mul(se(el))
-            if args:
-                sep = se(args[0])
-                seps = Est(max(list_size.lo - 1, 0), max(list_size.hi - 1, 0))
-                size = size.add(sep.mul(seps))
-            return size.factor(STRING_TRAVERSAL), size
-        if function in ("find", "findAll") and target is not None and args:
-            sz = se(target)
-            str_cost = sz.add(ONE).factor(STRING_TRAVERSAL)
-            regex_cost = se(args[0]).factor(REGEX_LENGTH)
-            return str_cost.mul(regex_cost), Est(0, sz.hi)
-        if function in ("cidr", "isIP", "isCIDR") and args:
-            return se(args[0]).factor(STRING_TRAVERSAL), None
-        if function == "ip":
-            if overload == "cidr_ip":
-                return ONE, None
-            if args:
-                return se(args[0]).factor(STRING_TRAVERSAL), None
-        if function == "ip.isCanonical" and args:
-            return se(args[0]).factor(2 * STRING_TRAVERSAL), None
-        if function in ("containsIP", "containsCIDR") and args:
-            sz = Est(4, 16)
-            cost = sz.add(sz).factor(STRING_TRAVERSAL)
-            if function == "containsCIDR":
-                cost = cost.add(sz.factor(STRING_TRAVERSAL)).add(ONE)
-            if overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
-                cost = cost.add(se(args[0]).factor(STRING_TRAVERSAL))
-            return cost, None
-        if function in ("quantity", "isQuantity", "semver", "isSemver") and args:
-            return se(args[0]).factor(STRING_TRAVERSAL), None
-        if function == "validate" and args:
-            return se(args[0]).factor(STRING_TRAVERSAL).factor(MAX_NAME_FORMAT_REGEX * REGEX_LENGTH), None
-        if function in _FIXED_ONE:
-            return ONE, None
+        """The Kubernetes libraries' estimate: the library function's own, or that of `==` on their types."""
+        cost = library.cost_of(function)
+        if cost is not None:
+            return cost(self, overload, target, args)
         if function == "_==_" and len(args) == 2 and args[0].type == args[1].type:
             t = args[0].type
             if t.kind == "opaque":
@@ -520,26 +409,6 @@ class _Coster:
                         size = args[1].size.union(args[1].size)
                     return Est(1, size.hi).factor(STRING_TRAVERSAL), None
         return None
-
-    @staticmethod
-    def _replace_cost(sz: Est, old: Est, new: Est) -> tuple[Est, Est]:
-        count_hi = count_lo = retained_hi = retained_lo = 0
-        if old.lo == 0:
-            count_hi = sz.hi + 1 if sz.hi < U64 else sz.hi
-            retained_hi = sz.hi
-        elif new.hi <= old.lo:
-            retained_hi = sz.hi
-        else:
-            count_hi = math.ceil(sz.hi / old.lo)
-        if old.hi == 0:
-            count_lo = sz.lo + 1 if sz.lo < U64 else sz.lo
-            retained_lo = sz.lo
-        elif old.hi <= new.lo:
-            retained_lo = sz.lo
-        else:
-            count_lo = math.ceil(sz.lo / old.hi)
-        size = Est(count_lo, count_hi).mul(new).add(Est(retained_lo, retained_hi))
-        return sz.factor(2 * STRING_TRAVERSAL), size
 
 
 def _literal_size(e: Node) -> Est | None:

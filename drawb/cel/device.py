@@ -201,20 +201,18 @@ def from_row(
     (`attribute_value`, a QuantityValue), None where the row has none, or the CelError its
     conversion raised, which is raised here with the name, as `from_json` does.
     """
-    attribute_map: DefaultMap = DefaultMap()
-    for qualified, value in attributes:
+    return variable(driver, _by_domain(attributes, driver, "attribute"), _by_domain(capacity, driver, "capacity"),
+                    allow_multiple)
+
+
+def _by_domain(cells: Iterable[tuple[str, Any]], driver: str, what: str) -> DefaultMap:
+    """Cells (qualified name, CEL value) as ``{domain: {id: value}}``; a CelError cell is raised, named."""
+    out: DefaultMap = DefaultMap()
+    for qualified, value in cells:
         if value is None:
             continue
         if isinstance(value, CelError):
-            raise CelError(f"attribute {published_name(qualified, driver)}: {value.message}")
+            raise CelError(f"{what} {published_name(qualified, driver)}: {value.message}")
         domain, ident = split_name(qualified, driver)
-        attribute_map.setdefault(domain, {})[ident] = value
-    capacity_map: DefaultMap = DefaultMap()
-    for qualified, value in capacity:
-        if value is None:
-            continue
-        if isinstance(value, CelError):
-            raise CelError(f"capacity {published_name(qualified, driver)}: {value.message}")
-        domain, ident = split_name(qualified, driver)
-        capacity_map.setdefault(domain, {})[ident] = value
-    return variable(driver, attribute_map, capacity_map, allow_multiple)
+        out.setdefault(domain, {})[ident] = value
+    return out
