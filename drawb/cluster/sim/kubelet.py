@@ -5,7 +5,9 @@ the node runs that image); each container then runs what ``drawb.cluster.sim.pod
 simulates. The pod is Running while a container runs; under restartPolicy Never it ends
 Succeeded when every container exited 0, else Failed; under OnFailure a failed container is
 restarted (and a successful one ends), under Always every exited container is restarted, each
-restart after the kubelet's back-off (10 s, doubling, at most 300 s). Only the scheduler's
+restart after the kubelet's back-off (10 s, doubling, at most 300 s). A pod bound by hand
+(``spec.nodeName``) whose claims are not allocated and reserved for it never starts: a kubelet
+prepares only such claims. Only the scheduler's
 events are recorded: the local control plane's kwok nodes record no kubelet events either.
 """
 

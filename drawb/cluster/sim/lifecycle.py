@@ -351,6 +351,10 @@ class Lifecycle:
         self._runs[key] = PodRun(uid, {c["name"]: ContainerRun() for c in pod["spec"]["containers"]})
         kubelet.mark_creating(pod, self.clock.timestamp(self.now))
         self._store_quietly(pod)
+        claims = [self.claims.get(k) for k in self._claims_of(pod)]
+        if len(claims) < len(pod["spec"].get("resourceClaims") or ()) or not all(
+                c is not None and reserved_for_pod(c, pod) for c in claims):
+            return  # a kubelet prepares only claims allocated and reserved for the pod: it never starts
         images = self._images.setdefault(pod["spec"]["nodeName"], set())
         wanted = {c.get("image", "") for c in pod["spec"]["containers"]}
         delay = kubelet.START_SECONDS if wanted <= images else kubelet.FIRST_PULL_SECONDS

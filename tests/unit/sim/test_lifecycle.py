@@ -181,3 +181,12 @@ def test_a_shared_claim_is_reserved_for_every_pod_using_it(sim):
     assert [r["name"] for r in sim.get("ResourceClaim", "shared", NS)["status"]["reservedFor"]] == ["b"]
     sim.delete("Pod", "b", NS)
     assert sim.get("ResourceClaim", "shared", NS)["status"] == {}  # deallocated, kept: the user made it
+
+
+def test_a_pod_bound_by_hand_to_a_node_without_its_claims_never_starts(sim):
+    sim.apply([_template("single-gpu"), _pod("bound", "single-gpu", ["nvidia-smi", "-L"], nodeName="hgx-h200-03")])
+    sim.sleep(30)
+    pod = sim.get("Pod", "bound", NS)
+    assert pod["status"]["phase"] == "Pending"
+    assert pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+    assert not _claim_of(sim, "bound")["status"].get("allocation")  # the scheduler never saw it
