@@ -46,6 +46,7 @@ def build_objects(
     values: Mapping[str, Any] | None = None,
     template_dirs: tuple[str, ...] = (),
     claim: str | None = None,
+    rendered: Any = None,
     selector: str | None = None,
     device_class: str | None = None,
     count: int = 1,
@@ -56,7 +57,7 @@ def build_objects(
     run_id: str | None = None,
 ) -> CheckObjects:
     """The labelled objects of one check, validated before anything is applied."""
-    chosen = [name for name, given in (("a template", template), ("a claim", claim),
+    chosen = [name for name, given in (("a template", template), ("a claim", claim), ("rendered manifests", rendered),
                                        ("a selector or class", selector or device_class)) if given]
     if len(chosen) > 1:
         raise UsageError(f"check one thing at a time: got {' and '.join(chosen)}",
@@ -72,7 +73,10 @@ def build_objects(
             raise ClaimNotFound(f"no ResourceClaim {claim!r} in namespace {namespace!r}",
                                 hint=f"did you mean {close[0]!r}?" if close else "list claims with `claims`")
         return from_claim(claim, **options)
-    if template:
+    if rendered is not None:  # a drawb.render.Rendered (``r = %dra render ...``) or a list of manifests
+        documents = getattr(rendered, "documents", rendered)
+        objects = from_documents(list(documents), f"rendered {getattr(rendered, 'template', 'manifests')}", **options)
+    elif template:
         from drawb import render as rendering
 
         try:

@@ -9,6 +9,7 @@ KeyboardInterrupt always reaches the ``finally`` that deletes what the check cre
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 
@@ -53,7 +54,6 @@ class CheckRun:
         self.waiting_reason = ""
         self._events_seen: set[str] = set()
         self._events_at = -1.0
-        self.first_line_at: float | None = None
 
     # --- reporting ------------------------------------------------------------------------------
 
@@ -156,8 +156,6 @@ class CheckRun:
             seen = self.lines.setdefault(c["name"], [])
             multi = len(pod["spec"]["containers"]) > 1
             for line in lines[len(seen):]:
-                if self.first_line_at is None:
-                    self.first_line_at = self.elapsed()
                 self.progress(f"{c['name']} | {line}" if multi else f"  | {line}")
             seen[:] = lines
 
@@ -297,9 +295,21 @@ def run_check(cluster: Cluster, objects: CheckObjects, *, payload: str, timeout:
         if keep:
             if verdict is not None:
                 verdict.kept = True
+                run.progress(f"kept: objects labelled {RUN_LABEL}={objects.run_id}")
         else:
-            deleted = cleanup(cluster, objects)
-            if verdict is not None:
-                verdict.cleaned_up = deleted
-            if deleted:
-                run.progress(f"cleaned up {', '.join(deleted)}")
+            _clean_up(run, verdict, unwinding=sys.exc_info()[1] is not None)
+
+
+def _clean_up(run: CheckRun, verdict: Verdict | None, unwinding: bool) -> None:
+    """Delete the run's objects; while another error unwinds, a failing cleanup is reported, not raised."""
+    try:
+        deleted = cleanup(run.cluster, run.objects)
+    except ClusterError as exc:
+        if not unwinding:
+            raise
+        run.progress(f"cleanup failed: {exc}; delete the objects labelled {RUN_LABEL}={run.objects.run_id}")
+        return
+    if verdict is not None:
+        verdict.cleaned_up = deleted
+    if deleted:
+        run.progress(f"cleaned up {', '.join(deleted)}")

@@ -225,9 +225,10 @@ class Verdict:
                 lines.append(f"  {c.name}: allocated but not seen: " + "; ".join(c.missing))
             if c.unexpected:
                 lines.append(f"  {c.name}: seen but not allocated: " + "; ".join(c.unexpected))
-        if self.status == FAILED:
+        if self.status in (FAILED, TIMEOUT):
             for c in self.containers:
-                lines.append(f"  {c.name}: exit code {c.exit_code}; last lines:")
+                ended = f"exit code {c.exit_code}" if c.exit_code is not None else "still running"
+                lines.append(f"  {c.name}: {ended}; last lines:")
                 lines += [f"    {line}" for line in c.lines[-10:]] or ["    (no output)"]
         if self.kept:
             lines.append(f"  kept (--keep): objects labelled drawb/check-run={self.run_id}")

@@ -82,3 +82,12 @@ def test_sample_payload_runs_the_listing_first(sim):
     objects = build_objects(sim, namespace="default", template="single-gpu", payload="sample",
                             command=["/cuda-samples/vectorAdd"], image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd")
     assert objects.pod["spec"]["containers"][0]["command"] == ["sh", "-c", "nvidia-smi -L && /cuda-samples/vectorAdd"]
+
+
+def test_rendered_manifests_are_checked_as_they_are(sim):
+    from drawb import render
+
+    rendered = render.render("single-gpu", {"device_class": "gpu.nvidia.com"}, namespace="team")
+    objects = build_objects(sim, namespace="team", rendered=rendered, run_id="r1r1r1r1r1")
+    assert [d["metadata"]["name"] for d in objects.documents] == ["single-gpu-r1r1r1r1r1", "cuda-check-r1r1r1r1r1"]
+    assert objects.source == "rendered single-gpu"
