@@ -34,6 +34,12 @@ _DEFAULTS: Final[dict[str, tuple[bool | None, ...]]] = {
     "DRADeviceCompatibilityGroups": (None, None, None, False),
 }
 
+# DRA gates that exist but do not change the allocator (first minor version that has them).
+_OTHER_DRA_GATES: Final = {
+    "DynamicResourceAllocation": 34, "DRAExtendedResource": 34, "DRASchedulerFilterTimeout": 34,
+    "DRADeviceTaintRules": 35, "DRAWorkloadResourceClaims": 36, "DRANodeAllocatableResources": 36,
+}  # fmt: skip
+
 # allocator feature -> the gates that must all be on
 _FEATURE_GATES: Final[dict[str, tuple[str, ...]]] = {
     "AdminAccess": ("DRAAdminAccess",),
@@ -101,11 +107,19 @@ def minor_of(kubernetes_version: str) -> int:
 
 
 def gate_values(minor: int, feature_gates: Mapping[str, bool] | None) -> dict[str, bool]:
-    """Every DRA gate the allocator reads, with the version's default where not named."""
+    """Every DRA gate the allocator reads, with the version's default where not named.
+
+    Gates outside DRA are ignored; a DRA gate this version does not have is an AllocationError
+    (the scheduler would not start with it)."""
     values = {gate: bool(defaults[minor - 34]) for gate, defaults in _DEFAULTS.items() if defaults[minor - 34] is not None}
     for gate, value in (feature_gates or {}).items():
-        if gate in _DEFAULTS and _DEFAULTS[gate][minor - 34] is not None:
+        if gate in values:
             values[gate] = bool(value)
+        elif gate.startswith("DRA") and _OTHER_DRA_GATES.get(gate, 99) > minor:
+            known = sorted([*values, *(g for g, since in _OTHER_DRA_GATES.items() if since <= minor)])
+            raise AllocationError(
+                f"feature gate {gate!r} does not exist in Kubernetes 1.{minor}; its DRA gates are {', '.join(known)}"
+            )
     return values
 
 

@@ -49,6 +49,14 @@ def test_unknown_version_is_an_error():
         allocate([], node=NODE, slices=[], classes=[], kubernetes_version="1.30")
 
 
+def test_a_dra_gate_the_version_lacks_is_an_error_other_gates_are_ignored():
+    with pytest.raises(AllocationError, match="'DRAListTypeAttributes' does not exist in Kubernetes 1.34"):
+        allocate([], node=NODE, slices=[], classes=[], feature_gates={"DRAListTypeAttributes": True})
+    with pytest.raises(AllocationError, match="'DRAPartitionableDevice' does not exist"):
+        allocate([], node=NODE, slices=[], classes=[], feature_gates={"DRAPartitionableDevice": True})
+    assert allocate([], node=NODE, slices=[], classes=[], feature_gates={"SchedulerAsyncAPICalls": True}) == []
+
+
 def test_allocates_on_the_node_and_selects_it():
     result = allocate([_claim("c", 2)], node=NODE, slices=[_slice("node-1", _devices(3))], classes=[GPU_CLASS])
     assert result == [{

@@ -18,7 +18,7 @@ from drawb.alloc import AllocationError, allocate
 from drawb.alloc.allocator import allocate_with
 from drawb.alloc.state import AllocatedState
 from drawb.alloc.pools import random_pool_order
-from drawb.alloc.versions import Flavor, choose
+from drawb.alloc.versions import Flavor, choose, gate_values
 from drawb.api.quantity import Quantity
 
 CASES = pathlib.Path(__file__).parent / "cases"
@@ -92,8 +92,9 @@ def _state(case: dict) -> AllocatedState:
 
 
 def _gates(minor: int, features: frozenset[str]) -> dict[str, bool]:
+    """The case's features as gate values, every other gate of the version off."""
     on = {g for f in features for g in FEATURE_GATES.get(f, [])}
-    return {g: g in on for g in ALL_GATES}
+    return {g: g in on for g in ALL_GATES if g in gate_values(minor, None)}
 
 
 def _quantity(text: str) -> str:
