@@ -67,6 +67,7 @@ class Search:
         self.derived = DerivedAttributes(rules.flavor.minor)
         self.matches: dict[tuple, bool] = {}
         self.invocations = 0
+        self.request_counts = [len(((c.get("spec") or {}).get("devices") or {}).get("requests") or []) for c in self.claims]
         self.claim_owners = [f"claim {rules.kobj(claim)}" for claim in self.claims]
         self.pool_of = {(pool.driver, pool.name): pool for pool in pools}
         self.by_pool: dict[int, list[Candidate]] = {
@@ -140,9 +141,7 @@ class Search:
         rules = self.rules
         if claim_i >= len(self.claims):
             return True
-        claim = self.claims[claim_i]
-        requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []
-        if request_i >= len(requests):
+        if request_i >= self.request_counts[claim_i]:
             try:
                 return self.allocate_one(claim_i + 1, 0, 0, 0, False)
             except MaxSizeExceeded:
