@@ -267,30 +267,27 @@ def contains(container: Any, item: Any) -> bool:
 # --- logical operators over evaluated operands (values or CelError) ---------------------------
 
 
-def logical_and(left: Any, right: Any) -> bool:
-    """`_&&_` over evaluated operands (values or CelError), cel-go's absorbing semantics."""
-    if left is False or right is False:
-        return False
-    if left is True and right is True:
-        return True
+def _logical(left: Any, right: Any, absorbing: bool, operator: str) -> bool:
+    """`_&&_` (absorbing False) or `_||_` (absorbing True) over evaluated operands, cel-go's semantics."""
+    if left is absorbing or right is absorbing:
+        return absorbing
+    if left is (not absorbing) and right is (not absorbing):
+        return not absorbing
     if isinstance(left, CelError):
         raise left
     if isinstance(right, CelError):
         raise right
-    raise CelError("no such overload: _&&_")
+    raise CelError(f"no such overload: {operator}")
+
+
+def logical_and(left: Any, right: Any) -> bool:
+    """`_&&_` over evaluated operands (values or CelError), cel-go's absorbing semantics."""
+    return _logical(left, right, False, "_&&_")
 
 
 def logical_or(left: Any, right: Any) -> bool:
     """`_||_` over evaluated operands (values or CelError)."""
-    if left is True or right is True:
-        return True
-    if left is False and right is False:
-        return False
-    if isinstance(left, CelError):
-        raise left
-    if isinstance(right, CelError):
-        raise right
-    raise CelError("no such overload: _||_")
+    return _logical(left, right, True, "_||_")
 
 
 def conditional(cond: Any, then: Any, other: Any) -> Any:
