@@ -30,9 +30,14 @@ class NotRepresentable(Exception):
     """1.37: a capacity request the range arithmetic cannot represent (aborts the allocation)."""
 
 
+INT64_MAX = 2**63 - 1
+
+
 def _milli(value: Quantity) -> int | None:
-    """``safeMilliValue``: the milli value when it is exact, else None."""
+    """``safeMilliValue``: the milli value when it is exact and fits in int64, else None."""
     milli = value.milli_value()
+    if not -(2**63) <= milli <= INT64_MAX:
+        return None
     return milli if Quantity.from_scaled(milli, -3, value.format).compare_to(value) == 0 else None
 
 
@@ -64,15 +69,21 @@ def _round_up_range(requested: Quantity, valid_range: Mapping[str, Any], minor: 
         step, low = step_q.milli_value(), minimum.milli_value()
         added = wanted - low
         n = _go_div(added, step) + (1 if _go_mod(added, step) else 0)
+        if n > _go_div(INT64_MAX - low, step):
+            raise NotRepresentable(f"rounding request {requested} up to the next step passes the milli-value range")
         value = low + step * n
         if value % 1000 == 0:
             return Quantity.from_int(value // 1000, fmt)
         return Quantity.from_scaled(value, -3, fmt)
+    if minor >= 37 and requested.compare_to(Quantity.from_int(INT64_MAX)) > 0:
+        raise NotRepresentable(f"request {requested} exceeds MaxInt64")
     step, low = _ceil_int(step_q), _ceil_int(minimum)
     added = _ceil_int(requested) - low
     n = _go_div(added, step)
     if _go_mod(added, step) != 0:
         n += 1
+    if minor >= 37 and low >= 0 and n > _go_div(INT64_MAX - low, step):
+        raise NotRepresentable(f"rounding request {requested} up to the next step passes MaxInt64")
     return Quantity.from_int(low + step * n, fmt)
 
 

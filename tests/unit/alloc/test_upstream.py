@@ -53,13 +53,28 @@ HARNESS_MESSAGES = [(':  "not found" not found', ': deviceclass.resource.k8s.io 
 NODE_FAILURES = ("invalid resource pools were encountered",)
 
 
+# Cases whose inputs cannot survive JSON (the form every object drawb sees has): the upstream test
+# builds them in memory. They are expected to fail here (strict: should one pass, the mark is stale).
+TRANSCRIPTION_LIMITS = {
+    ("1.37", "consumable-capacity-requests-are-not-modified"):
+        "quantities of 1e21 marshal as \"1\" (apimachinery's Quantity.MarshalJSON drops the exponent)",
+    ("1.37", "list-attributes-distinct-constaint-with-empty-or-unknown-type"):
+        "an empty list attribute (strings: []) marshals as {} (omitempty), like an attribute of unknown type; "
+        "1.37 names the device that failed, and that is the other one",
+}  # fmt: skip
+
+
 def _load() -> list[tuple[str, str, dict, str]]:
     params = []
     for path in sorted(CASES.glob("upstream-*.json")):
         data = json.loads(path.read_text())
         for case in data["cases"]:
+            marks = []
+            limit = TRANSCRIPTION_LIMITS.get((data["version"], case["name"]))
+            if limit:
+                marks = [pytest.mark.xfail(strict=True, reason=limit)]
             for impl in sorted(case["outcomes"]):
-                params.append(pytest.param(data["version"], impl, case, id=f"{data['version']}-{impl}-{case['name']}"))
+                params.append(pytest.param(data["version"], impl, case, id=f"{data['version']}-{impl}-{case['name']}", marks=marks))
     return params
 
 
