@@ -115,11 +115,14 @@ class CheckRun:
                 self.waiting_reason = waiting["reason"]
                 message = waiting.get("message", "")
                 self.stage("waiting", f"{c['name']}: {waiting['reason']}" + (f": {message}" if message else ""))
-            elif "running" in state:
+            elif "running" in state or "terminated" in state:  # one that already ended did run
                 self.stage("running", f"container {c['name']} running")
-            elif "terminated" in state:
-                code = state["terminated"].get("exitCode")
-                self.stage("exited", f"container {c['name']} exited with code {code}")
+
+    def _read_exits(self, pod: dict) -> None:
+        for c in (pod.get("status") or {}).get("containerStatuses") or []:
+            terminated = (c.get("state") or {}).get("terminated")
+            if terminated is not None:
+                self.stage("exited", f"container {c['name']} exited with code {terminated.get('exitCode')}")
 
     def _read_events(self, pod: dict) -> None:
         """Scheduler and kubelet events about the pod (FailedScheduling, Pulling, Failed, ...), once a second."""
@@ -170,6 +173,7 @@ class CheckRun:
         self._read_pod(pod)
         self._read_events(pod)
         self._read_logs(pod)
+        self._read_exits(pod)
         return self._ended(pod)
 
     def _ended(self, pod: dict) -> Verdict | None:
