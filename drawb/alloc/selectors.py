@@ -5,8 +5,9 @@ environment, so a compile error surfaces only when some device is checked agains
 error aborts the allocation. Both are reported with the class or claim and the selector's index.
 
 A selector's verdict on a device is pure, so drawb remembers it across calls, keyed by the device
-object itself (held, so its identity stays unique): objects are treated as immutable, as an
-informer's cache treats them. ``clear_caches`` forgets everything.
+object (held, so its identity stays unique) and checked against its ``attributes``, ``capacity``
+and ``allowMultipleAllocations``: a device whose attributes or capacity are replaced is evaluated
+again. ``clear_caches`` forgets everything.
 """
 
 from __future__ import annotations
@@ -34,8 +35,17 @@ def _compiled(expression: str, version: str, gates: tuple[tuple[str, bool], ...]
 
 
 _CACHE_LIMIT = 500_000
-_variables: dict[tuple, tuple[Any, dict[str, Any]]] = {}
-_verdicts: dict[tuple, tuple[Any, bool | str]] = {}
+_variables: dict[tuple, tuple[Any, tuple, dict[str, Any]]] = {}
+_verdicts: dict[tuple, tuple[Any, tuple, bool | str]] = {}
+
+
+def _fingerprint(device: Mapping[str, Any]) -> tuple:
+    """What CEL reads from a device (held, compared by identity; the flag by value)."""
+    return (device.get("attributes"), device.get("capacity"), device.get("allowMultipleAllocations"))
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return a[0] is b[0] and a[1] is b[1] and a[2] == b[2]
 
 
 def clear_caches() -> None:
@@ -60,22 +70,24 @@ class SelectorEvaluator:
 
     def _device_variables(self, device: Mapping[str, Any], driver: str, compiled: Selector) -> dict[str, Any]:
         key = (id(device), driver, compiled.spec)
+        fingerprint = _fingerprint(device)
         cached = _variables.get(key)
-        if cached is None or cached[0] is not device:
+        if cached is None or cached[0] is not device or not _same(cached[1], fingerprint):
             if len(_variables) > _CACHE_LIMIT:
                 _variables.clear()
-            cached = (device, from_json(device, driver, compiled.spec))
+            cached = (device, fingerprint, from_json(device, driver, compiled.spec))
             _variables[key] = cached
-        return cached[1]
+        return cached[2]
 
     def _verdict(self, expression: str, device: Mapping[str, Any], driver: str) -> bool | str | CELCompileError:
         compiled = _compiled(expression, self.version, self.gates)
         if isinstance(compiled, CELCompileError):
             return compiled
         key = (id(device), driver, expression, self.version, self.gates)
+        fingerprint = _fingerprint(device)
         cached = _verdicts.get(key)
-        if cached is not None and cached[0] is device:
-            return cached[1]
+        if cached is not None and cached[0] is device and _same(cached[1], fingerprint):
+            return cached[2]
         verdict: bool | str
         try:
             verdict = compiled.evaluate(self._device_variables(device, driver, compiled))
@@ -85,7 +97,7 @@ class SelectorEvaluator:
             verdict = "max recursion depth exceeded"
         if len(_verdicts) > _CACHE_LIMIT:
             _verdicts.clear()
-        _verdicts[key] = (device, verdict)
+        _verdicts[key] = (device, fingerprint, verdict)
         return verdict
 
     def matches(self, selectors: list, device: Mapping[str, Any], device_id: tuple[str, str, str], owner: str) -> bool:

@@ -1,7 +1,9 @@
 """What the allocator reads from a ResourceSlice, extracted once per slice object.
 
-Slices are treated as immutable (as an informer's cache treats them): the extraction is keyed by
-the object itself, which the cache holds so its identity stays unique."""
+The extraction is keyed by the slice object (held, so its identity stays unique) and checked
+against its ``spec`` and ``spec.devices`` objects, so a slice whose spec or device list is
+replaced is read again. Fields of a device are read where they are used, except what CEL sees
+(see drawb.alloc.selectors)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 _LIMIT = 200_000
-_cache: dict[int, tuple[Mapping[str, Any], SliceInfo]] = {}
+_cache: dict[int, tuple[Mapping[str, Any], Any, Any, SliceInfo]] = {}
 
 
 class Candidate:
@@ -52,11 +54,13 @@ class SliceInfo:
 
 def info(slice_: Mapping[str, Any]) -> SliceInfo:
     """The (cached) SliceInfo of a slice object."""
+    spec = slice_.get("spec")
+    devices = (spec or {}).get("devices")
     cached = _cache.get(id(slice_))
-    if cached is not None and cached[0] is slice_:
-        return cached[1]
+    if cached is not None and cached[0] is slice_ and cached[1] is spec and cached[2] is devices:
+        return cached[3]
     if len(_cache) > _LIMIT:
         _cache.clear()
     extracted = SliceInfo(slice_)
-    _cache[id(slice_)] = (slice_, extracted)
+    _cache[id(slice_)] = (slice_, spec, devices, extracted)
     return extracted

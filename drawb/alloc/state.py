@@ -23,19 +23,18 @@ class AllocatedState:
 
 
 _LIMIT = 200_000
-_per_claim: dict[tuple[int, bool], tuple[Mapping[str, Any], tuple]] = {}
-_states: dict[tuple, tuple[list, AllocatedState]] = {}
+_per_claim: dict[tuple[int, bool], tuple[Mapping[str, Any], Any, tuple]] = {}
 
 
 def _contribution(claim: Mapping[str, Any], consumable_capacity: bool) -> tuple:
-    """(dedicated ids, shared ids, consumed capacity) of one claim, remembered per claim object
-    (objects are treated as immutable, as an informer's cache treats them)."""
+    """(dedicated ids, shared ids, consumed capacity) of one claim, remembered per claim object and
+    its ``status.allocation`` object (a claim whose allocation is replaced is read again)."""
     key = (id(claim), consumable_capacity)
-    cached = _per_claim.get(key)
-    if cached is not None and cached[0] is claim:
-        return cached[1]
-    dedicated, shared, consumed_list = [], [], []
     allocation = (claim.get("status") or {}).get("allocation")
+    cached = _per_claim.get(key)
+    if cached is not None and cached[0] is claim and cached[1] is allocation:
+        return cached[2]
+    dedicated, shared, consumed_list = [], [], []
     for result in ((allocation or {}).get("devices") or {}).get("results") or []:
         if result.get("adminAccess"):
             continue
@@ -49,18 +48,12 @@ def _contribution(claim: Mapping[str, Any], consumable_capacity: bool) -> tuple:
     contribution = (tuple(dedicated), tuple(shared), tuple(consumed_list))
     if len(_per_claim) > _LIMIT:
         _per_claim.clear()
-    _per_claim[key] = (claim, contribution)
+    _per_claim[key] = (claim, allocation, contribution)
     return contribution
 
 
 def gather_allocated(claims: Iterable[Mapping[str, Any]], consumable_capacity: bool) -> AllocatedState:
-    """The AllocatedState of these claims' ``status.allocation`` (do not modify it: it may be shared
-    with other calls on the same claims)."""
-    claims = list(claims)
-    key = (consumable_capacity, *map(id, claims))
-    cached = _states.get(key)
-    if cached is not None and all(a is b for a, b in zip(cached[0], claims)):
-        return cached[1]
+    """The AllocatedState of these claims' ``status.allocation``."""
     state = AllocatedState()
     for claim in claims:
         dedicated, shared, consumed_list = _contribution(claim, consumable_capacity)
@@ -68,7 +61,4 @@ def gather_allocated(claims: Iterable[Mapping[str, Any]], consumable_capacity: b
         state.shared.update(shared)
         for device_id, consumed in consumed_list:
             cap.add(state.capacity, device_id, dict(consumed))
-    if len(_states) > 64:
-        _states.clear()
-    _states[key] = (claims, state)
     return state
