@@ -108,7 +108,10 @@ def template_claim_is_made_for_the_pod(cluster: Cluster, ns: str) -> None:
     assert claim["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "keeper",
                                                      "uid": pod["metadata"]["uid"], "controller": True,
                                                      "blockOwnerDeletion": True}]
-    assert claim["spec"] == _template("single-gpu", ns)["spec"]["spec"]
+    template = cluster.get("ResourceClaimTemplate", "single-gpu", ns)
+    assert claim["spec"] == template["spec"]["spec"]  # as the API server stored it, with its defaults:
+    assert claim["spec"]["devices"]["requests"] == [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}]
     assert pod["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}]
 
 

@@ -18,6 +18,7 @@ from drawb.cluster.protocol import (
 )
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.clock import Clock, WallClock
+from drawb.cluster.sim.defaults import apply_defaults
 from drawb.cluster.sim.gates import check_gated_fields, drop_disabled_fields
 from drawb.cluster.sim.lifecycle import Lifecycle, keep_server_fields
 from drawb.cluster.sim.podlogs import pod_logs
@@ -114,6 +115,7 @@ class SimCluster:
                 )
             labelled = with_managed_label(copy.deepcopy(obj))
             drop_disabled_fields(labelled, existing, self.feature_gates)
+            apply_defaults(labelled)
             check_gated_fields(labelled, self._namespace_labels(key[1]))
             labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
             if existing is not None:

@@ -51,7 +51,8 @@ def test_a_template_claim_is_made_for_the_pod_as_the_controller_makes_it(sim):
     assert claim["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "cuda-check",
                                                      "uid": pod["metadata"]["uid"], "controller": True,
                                                      "blockOwnerDeletion": True}]
-    assert claim["spec"] == _template("x")["spec"]["spec"]
+    assert claim["spec"] == {"devices": {"requests": [{"name": "gpu", "exactly": {
+        "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}]}}  # the API server's defaults
     again = SimCluster(workloads=False, clock=ManualClock())
     again.apply([_template("single-gpu"), _pod("cuda-check", "single-gpu", ["nvidia-smi", "-L"])])
     assert _claim_of(again, "cuda-check")["metadata"]["name"] == name  # deterministic
