@@ -52,8 +52,19 @@ def _contribution(claim: Mapping[str, Any], consumable_capacity: bool) -> tuple:
     return contribution
 
 
+_states: dict[tuple, tuple[list, list, AllocatedState]] = {}
+
+
 def gather_allocated(claims: Iterable[Mapping[str, Any]], consumable_capacity: bool) -> AllocatedState:
-    """The AllocatedState of these claims' ``status.allocation``."""
+    """The AllocatedState of these claims' ``status.allocation`` (remembered for the same claims with
+    the same allocation objects; callers must not modify it)."""
+    claims = list(claims)
+    allocations = [(c.get("status") or {}).get("allocation") for c in claims]
+    key = (consumable_capacity, len(claims), *map(id, claims))
+    cached = _states.get(key)
+    if (cached is not None and all(a is b for a, b in zip(cached[0], claims))
+            and all(a is b for a, b in zip(cached[1], allocations))):  # fmt: skip
+        return cached[2]
     state = AllocatedState()
     for claim in claims:
         dedicated, shared, consumed_list = _contribution(claim, consumable_capacity)
@@ -61,4 +72,7 @@ def gather_allocated(claims: Iterable[Mapping[str, Any]], consumable_capacity: b
         state.shared.update(shared)
         for device_id, consumed in consumed_list:
             cap.add(state.capacity, device_id, dict(consumed))
+    if len(_states) > 64:
+        _states.clear()
+    _states[key] = (claims, allocations, state)
     return state
