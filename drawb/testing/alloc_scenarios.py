@@ -16,6 +16,7 @@ and ``claims`` from it as they are, or better as the API server stored them.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -124,6 +125,9 @@ class _Generator:
         self.devices: dict[str, list[_Device]] = {}
         self.partitionable: dict[str, bool] = {}
         self.capacity: dict[str, dict[str, int]] = {}  # node -> "<set>/<counter>" -> total
+        self.products: list[str] = []  # product names on the scenario's nodes, so selectors often match
+        self.has_mig = False
+        self.profiles: list[str] = []  # MIG profiles published on the scenario's nodes
 
     def note(self, feature: str) -> None:
         if feature not in self.features:
@@ -141,13 +145,16 @@ class _Generator:
         classes = [_labelled(c, self.name) for c in self._classes()]
         allocated = [_labelled(c, self.name) for n in nodes for c in self._existing(n["metadata"]["name"])]
         claims = [_labelled(c, self.name) for c in self._claims(classes)]
+        _bound_search(claims, max(len(devices) for devices in self.devices.values()))
         return AllocScenario(self.name, 0, nodes, slices, classes, allocated, claims, self.features)
 
     def _node(self, name: str) -> tuple[dict, list[dict]]:
         model_key = self.rng.choice(tuple(_MODELS))
         driver, cuda, addressing = _MODELS[model_key]
         model = MODELS[model_key]
+        self.products.append(model.product_name)
         partitionable = bool(model.mig_profiles) and self.rng.random() < 0.3
+        self.has_mig |= partitionable
         # One GPU when partitionable: its pool is then one slice, so the order in which the scheduler
         # reads slices (Go map order in 1.34) cannot change which device a failing selector meets first.
         gpu_count = 1 if partitionable else self.rng.choice((2, 4, 8))
@@ -158,6 +165,7 @@ class _Generator:
             mig: tuple[MigInstance, ...] = ()
             if model.mig_profiles and not partitionable and self.rng.random() < 0.4:
                 mig = self._layout(model_key)
+                self.has_mig = True
                 self.note("static MIG")
             gpus.append(Gpu(minor, pci, root, mig))
         gpu_node = GpuNode(name, model_key, driver, cuda, tuple(gpus), addressing,
@@ -183,7 +191,9 @@ class _Generator:
     def _layout(self, model_key: str) -> tuple[MigInstance, ...]:
         profiles = MODELS[model_key].mig_profiles
         layout = self.rng.choice(_LAYOUTS)
-        return tuple(MigInstance(_profile(profiles, size).name, start) for size, start in layout)
+        instances = tuple(MigInstance(_profile(profiles, size).name, start) for size, start in layout)
+        self.profiles += [i.profile for i in instances]
+        return instances
 
     def _partitionable_slices(self, node: GpuNode) -> list[dict]:
         """Dynamic MIG on 1.34: per GPU one slice with its counter set and the devices consuming it.
@@ -207,6 +217,7 @@ class _Generator:
             gpu_devices = [_Device(node.name, node.name, full, "gpu", _keyed(counter_set, totals))]
             for size, start in _PLACEMENTS:
                 profile = _profile(model.mig_profiles, size)
+                self.profiles.append(profile.name)
                 dev = mig_device(self.name, node, gpu, MigInstance(profile.name, start))
                 del dev["attributes"]["uuid"]
                 dev["capacity"] = {k: v for k, v in dev["capacity"].items() if not k.startswith("memorySlice")}
@@ -254,7 +265,7 @@ class _Generator:
 
     def _existing(self, node: str) -> list[dict]:
         """Claims already allocated on ``node``: a random share of its devices, within the counters."""
-        share = self.rng.choice((0.0, 0.0, 0.25, 0.5, 0.75))
+        share = self.rng.choice((0.0, 0.0, 0.25, 0.25, 0.5, 0.75))
         candidates = [d for d in self.devices[node] if self.rng.random() < share]
         used: dict[str, int] = {}
         taken = []
@@ -279,10 +290,12 @@ class _Generator:
     # --- the pod's claims --------------------------------------------------------------------
 
     def _claims(self, classes: list[dict]) -> list[dict]:
-        class_names = ["gpu.nvidia.com", "mig.nvidia.com", *(c["metadata"]["name"] for c in classes)]
+        class_names = ["gpu.nvidia.com", "gpu.nvidia.com", *(c["metadata"]["name"] for c in classes)]
+        if self.has_mig:
+            class_names += ["mig.nvidia.com", "mig.nvidia.com"]
         claims = []
-        for index in range(self.rng.choice((1, 1, 1, 2))):
-            requests = [self._request(f"r{i}", class_names) for i in range(self.rng.choice((1, 1, 2, 3)))]
+        for index in range(self.rng.choice((1, 1, 1, 1, 2))):
+            requests = [self._request(f"r{i}", class_names) for i in range(self.rng.choice((1, 1, 1, 1, 2, 3)))]
             devices: dict = {"requests": requests}
             constraints = self._constraints(requests)
             if constraints:
@@ -314,7 +327,7 @@ class _Generator:
             body["allocationMode"] = "All"
             self.note("allocationMode All")
         else:
-            body["count"] = rng.choice((1, 1, 1, 2, 2, 3, 4, 8)) if mode < 0.97 else CLAIM_LIMIT + 1
+            body["count"] = rng.choice((1, 1, 1, 1, 1, 2, 2, 3, 4, 8)) if mode < 0.97 else CLAIM_LIMIT + 1
             if body["count"] > CLAIM_LIMIT:
                 self.note("over the claim limit")
         selector = self._selector(class_name)
@@ -335,19 +348,20 @@ class _Generator:
         if choice < 0.35:
             return None
         if choice < 0.5:
-            product = rng.choice([m.product_name for m in MODELS.values()])
+            product = rng.choice([*self.products] * 3 + [m.product_name for m in MODELS.values()])
             return f"{attrs}.productName == '{product}'"
         if choice < 0.62:
             return f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{rng.choice(('10Gi', '20Gi', '40Gi', '80Gi'))}')) >= 0"
         if choice < 0.72:
             return f"{attrs}.cudaComputeCapability.isGreaterThan(semver('{rng.choice(('8.0.0', '8.9.0', '9.0.0'))}'))"
-        if choice < 0.82 and class_name != "gpu.nvidia.com":
-            profiles = sorted({p.name for m in MODELS.values() for p in m.mig_profiles})
-            return f"{attrs}.profile == '{rng.choice(profiles)}'"
+        if choice < 0.82 and class_name != "gpu.nvidia.com" and self.profiles:
+            others = sorted({p.name for m in MODELS.values() for p in m.mig_profiles})
+            return f"{attrs}.profile == '{rng.choice(self.profiles * 3 + others)}'"
         if choice < 0.9:  # a MIG attribute asked of full GPUs: "no such key" at run time
             self.note("request selector that errors")
             return f"{attrs}.profile != ''"
-        return f"{attrs}.type == '{rng.choice(('gpu', 'mig'))}'"
+        kind = {"gpu.nvidia.com": "gpu", "mig.nvidia.com": "mig"}.get(class_name) or rng.choice(("gpu", "mig"))
+        return f"{attrs}.type == '{kind if rng.random() < 0.8 else rng.choice(('gpu', 'mig'))}'"
 
     def _toleration(self) -> dict:
         rng = self.rng
@@ -378,6 +392,43 @@ class _Generator:
             constraint["matchAttribute"] = attribute
             self.note("matchAttribute")
         return [constraint]
+
+
+SEARCH_BOUND = 20000
+
+
+def _bound_search(claims: list[dict], devices: int) -> None:
+    """Lower counts until the allocator's depth-first search stays small.
+
+    The 1.34 allocator tries ordered picks of devices, request after request, and backtracks into
+    earlier requests when a later one fails: ``count`` devices out of ``n`` can cost n!/(n-count)!
+    tries, multiplied across requests. A pod asking 8 of 14 MIG devices and then a GPU the node
+    lacks takes minutes (and the scheduler's filter timeout, 10 s, would end it). The bound is the
+    product of those numbers over the pod's requests, each capped by the claim limit.
+    """
+    def bodies() -> list[dict]:
+        return [b for claim in claims for r in claim["spec"]["devices"]["requests"]
+                for b in ([r["exactly"]] if "exactly" in r else r["firstAvailable"])]
+
+    def tries(body: dict) -> int:
+        count = body.get("count", 1)
+        if body.get("allocationMode") == "All" or count > CLAIM_LIMIT:
+            return 1
+        return math.perm(devices, min(count, devices))
+
+    while math.prod(tries(b) for b in bodies()) > SEARCH_BOUND:
+        counted = [b for b in bodies() if tries(b) > 1 and b.get("count", 1) > 1]
+        if counted:
+            biggest = max(counted, key=lambda b: b["count"])
+            biggest["count"] //= 2
+            continue
+        longest = max(claims, key=lambda c: len(c["spec"]["devices"]["requests"]))
+        if len(longest["spec"]["devices"]["requests"]) == 1:
+            return
+        dropped = longest["spec"]["devices"]["requests"].pop()["name"]
+        for constraint in longest["spec"]["devices"].get("constraints", []):
+            if dropped in constraint.get("requests", []):
+                constraint.pop("requests")
 
 
 def _profile(profiles, size: int):

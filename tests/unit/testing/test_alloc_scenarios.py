@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import collections
+import math
 
 import orjson
 
-from drawb.testing.alloc_scenarios import SCENARIO_LABEL, generate, generate_many
+from drawb.testing.alloc_scenarios import SCENARIO_LABEL, SEARCH_BOUND, generate, generate_many
 
 
 def test_same_seed_same_scenario_other_seed_other():
@@ -57,3 +58,17 @@ def test_existing_allocations_use_published_devices_once():
                 if not r.get("adminAccess"):
                     seen[(r["pool"], r["device"])] += 1
         assert all(n == 1 for n in seen.values())
+
+
+def test_searches_stay_small():
+    # the 1.34 allocator tries ordered picks; counts are lowered until the product stays bounded
+    for s in generate_many(160):
+        devices = max(len(rs["spec"]["devices"]) for rs in s.slices)
+        tries = 1
+        for claim in s.claims:
+            for r in claim["spec"]["devices"]["requests"]:
+                for body in [r["exactly"]] if "exactly" in r else r["firstAvailable"]:
+                    count = body.get("count", 1)
+                    if body.get("allocationMode") != "All" and count <= 32:
+                        tries *= math.perm(devices, min(count, devices))
+        assert tries <= SEARCH_BOUND or sum(len(c["spec"]["devices"]["requests"]) for c in s.claims) == len(s.claims)
