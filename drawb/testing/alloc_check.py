@@ -56,6 +56,7 @@ class _Checker:
         self.node_name = node["metadata"]["name"]
         self.classes = classes
         self.version = version
+        self.minor = int(version.split(".")[1])
         self.gates = gates
         self.cel_gates = {k: v for k, v in gates.items() if k in GATE_DEFAULTS}
         self.devices: dict[DeviceKey, tuple[dict, dict]] = {}  # key -> (device, slice)
@@ -226,7 +227,9 @@ class _Checker:
                 present = [v for v in values if v is not None]
                 if kind == "matchAttribute" and len(set(present)) > 1:
                     out.append(f"matchAttribute {attribute}: values differ: {sorted(map(str, set(present)))}")
-                if kind == "distinctAttribute" and len(set(present)) != len(present):
+                # 1.34 compares the attributes' addresses, not their values: only one device twice clashes
+                # (experimental/constraint.go); 1.35 compares values.
+                if kind == "distinctAttribute" and self.minor > 34 and len(set(present)) != len(present):
                     out.append(f"distinctAttribute {attribute}: values repeat: {sorted(map(str, present))}")
         return out
 

@@ -38,9 +38,9 @@ def _alloc(*devices: str, request: str = "r") -> dict:
                 {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}
 
 
-def _check(claim, allocation, slices, allocated=()):
+def _check(claim, allocation, slices, allocated=(), version="1.34"):
     return problems([claim], [allocation], node=NODE, slices=slices, classes=nvidia_device_classes(),
-                    allocated=allocated, feature_gates=GATES)
+                    allocated=allocated, feature_gates=GATES, kubernetes_version=version)
 
 
 SLICES = [_slice([_gpu("gpu-0"), _gpu("gpu-1", root="pci0000:37"), _gpu("gpu-2", product="NVIDIA L4")])]
@@ -58,8 +58,6 @@ def test_a_valid_allocation_has_no_problems():
     (_alloc("gpu-0", "gpu-2"), _claim(TWO, constraints=[{"matchAttribute": "gpu.nvidia.com/productName"}]),
      "matchAttribute gpu.nvidia.com/productName: values differ"),
     (_alloc("gpu-0", "gpu-2"), _claim(TWO, constraints=[{"distinctAttribute": "gpu.nvidia.com/productName"}]), ""),
-    (_alloc("gpu-0", "gpu-1"), _claim(TWO, constraints=[{"distinctAttribute": "gpu.nvidia.com/productName"}]),
-     "distinctAttribute"),
     (_alloc("gpu-0", "gpu-1"), _claim({"name": "r", "exactly": {
         "deviceClassName": "gpu.nvidia.com", "count": 2,
         "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'"}}]}}),
@@ -123,3 +121,9 @@ def test_tolerations_and_node_selectors():
                                       {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
     assert node_selector_matches(selector, NODE)
     assert not node_selector_matches({"nodeSelectorTerms": selector["nodeSelectorTerms"][:1]}, NODE)
+
+
+def test_distinct_attribute_compares_values_from_1_35():
+    claim = _claim(TWO, constraints=[{"distinctAttribute": "gpu.nvidia.com/productName"}])
+    assert _check(claim, _alloc("gpu-0", "gpu-1"), SLICES) == []  # 1.34 compares addresses
+    assert any("distinctAttribute" in p for p in _check(claim, _alloc("gpu-0", "gpu-1"), SLICES, version="1.35"))
