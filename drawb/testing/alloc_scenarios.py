@@ -326,7 +326,8 @@ class _Generator:
         if mode < 0.15:
             body["allocationMode"] = "All"
             self.note("allocationMode All")
-        else:
+        else:  # written out as the API server defaults them, so the objects can be used offline too
+            body["allocationMode"] = "ExactCount"
             body["count"] = rng.choice((1, 1, 1, 1, 1, 2, 2, 3, 4, 8)) if mode < 0.97 else CLAIM_LIMIT + 1
             if body["count"] > CLAIM_LIMIT:
                 self.note("over the claim limit")
