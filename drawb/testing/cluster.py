@@ -34,11 +34,34 @@ import urllib3
 import yaml
 
 from drawb.testing import build as build_mod
+from drawb.testing import fake_driver
 from drawb.testing.api import Api, ApiError, path_for
 
 DEFAULT_NAME = "drawb"
 DRIVER_PID = "fake-driver.pid"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
+PUBLISH_S_PER_NODE = 0.03  # budget for publishing a node and its two slices (measured: about 10 ms)
+
+
+def lease_duration(nodes: int) -> int:
+    """kwok's node lease duration: 40 s (the kubelet's), longer for many nodes.
+
+    kwok renews every lease about four times per duration; 10,000 nodes at 40 s would be a
+    thousand writes a second. Keep renewals near 20 a second.
+    """
+    return max(40, nodes // 5)
+
+
+def node_monitor_grace(nodes: int) -> int:
+    """The controller manager's node-monitor-grace-period (s): kwokctl's 200 s, or twice the lease."""
+    return max(200, 2 * lease_duration(nodes))
+
+
+def count_nodes(scenario: str | None, objects: list[Path] | None) -> int:
+    """How many nodes the fake driver will publish for a scenario or object files."""
+    inventory = (fake_driver.Inventory.from_scenario(scenario) if scenario
+                 else fake_driver.Inventory.from_files(objects or []))
+    return len(inventory.nodes)
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:
@@ -92,6 +115,7 @@ class LocalCluster:
     bin_dir: Path | None = None
     feature_gates: dict[str, bool] = field(default_factory=dict)
     runtime_config: str = ""
+    nodes: int = 0  # how many nodes the fake driver will publish: sizes kwok's leases and the waits
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -133,7 +157,7 @@ class LocalCluster:
             "etcdBinary": str(b / "etcd"),
             "kwokControllerBinary": str(b / "kwok"),
             "enableCRDs": ["Logs", "ClusterLogs"],
-            "nodeLeaseDurationSeconds": 40,
+            "nodeLeaseDurationSeconds": lease_duration(self.nodes),
         }
         if self.feature_gates:
             options["kubeFeatureGates"] = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.feature_gates.items()))
@@ -145,11 +169,24 @@ class LocalCluster:
             {"name": name, "extraArgs": [{"key": "leader-elect", "value": "false"}]}
             for name in ("kube-scheduler", "kube-controller-manager")
         ]
+        # The node lifecycle controller marks a node NotReady when its lease is older than the
+        # grace period; with longer leases (fewer renewals for many nodes) it must wait longer.
+        patches[1]["extraArgs"].append({"key": "node-monitor-grace-period",
+                                        "value": f"{node_monitor_grace(self.nodes)}s"})
         return {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
                 "options": options, "componentsPatches": patches}
 
-    def up(self, scenario: str | None = None, objects: list[Path] | None = None, timeout: float = 180) -> None:
-        """Start the cluster (and the fake driver if given a scenario or object files); wait for ready."""
+    def up(self, scenario: str | None = None, objects: list[Path] | None = None,
+           timeout: float | None = None) -> None:
+        """Start the cluster (and the fake driver if given a scenario or object files); wait for ready.
+
+        ``timeout`` bounds each phase (control plane, then publishing and nodes Ready); by default
+        180 s plus what the fake driver's readiness wait needs for the number of nodes.
+        """
+        if scenario or objects:
+            self.nodes = count_nodes(scenario, objects)
+        if timeout is None:
+            timeout = 120 + fake_driver.ready_timeout(self.nodes) + self.nodes * PUBLISH_S_PER_NODE
         if self.bin_dir is None:
             self.bin_dir = build_mod.build().bin_dir
         if self.cluster_dir.exists():
@@ -298,23 +335,45 @@ class LocalCluster:
 
     def start_driver(self, scenario: str | None = None, objects: list[Path] | None = None,
                      timeout: float = 120) -> int:
-        """Start the fake NVIDIA driver as a background process; wait until its nodes are Ready."""
+        """Start the fake NVIDIA driver as a background process; wait until its nodes are Ready.
+
+        A driver that gives up (nodes not Ready in time, an object the API server refuses) fails
+        this with its one-line reason, and whether kwok, which makes nodes Ready, is still running.
+        """
         ready = self.cluster_dir / "fake-driver.ready"
         ready.unlink(missing_ok=True)
+        started = time.monotonic()
         args = [sys.executable, "-m", "drawb.testing.fake_driver", "--kubeconfig", str(self.kubeconfig),
-                "--log-dir", str(self.pod_log_dir), "--ready-file", str(ready)]
+                "--log-dir", str(self.pod_log_dir), "--ready-file", str(ready),
+                "--timeout", str(max(10.0, timeout - self.nodes * PUBLISH_S_PER_NODE))]
         args += ["--scenario", scenario] if scenario else ["--objects", *map(str, objects or [])]
         with open(self.cluster_dir / "logs" / "fake-driver.log", "ab") as log_file:
             proc = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True, env=self.env())
         (self.cluster_dir / "pids" / DRIVER_PID).write_text(f"{proc.pid}\n")
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout + 30  # the driver's own wait ends first and says why
         while not ready.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
-                tail = (self.cluster_dir / "logs" / "fake-driver.log").read_text()[-3000:]
-                raise RuntimeError(f"fake driver did not get ready (exit {proc.poll()}):\n{tail}")
+                raise RuntimeError(self._driver_failure(proc, time.monotonic() - started))
             time.sleep(0.1)
+        self.timings["driver_s"] = time.monotonic() - started
         return proc.pid
+
+    def _driver_failure(self, proc: subprocess.Popen, waited: float) -> str:
+        """One line: why the fake driver did not get ready (its own last word, or its last log line)."""
+        lines = (self.cluster_dir / "logs" / "fake-driver.log").read_text(errors="replace").splitlines()
+        reasons = [line.split(fake_driver.FATAL, 1)[1] for line in lines if fake_driver.FATAL in line]
+        exit_code = proc.poll()
+        if reasons:
+            reason = reasons[-1]
+        elif exit_code is None:
+            reason = f"not ready after {waited:.0f}s; last log line: {lines[-1] if lines else '(none)'}"
+        else:
+            reason = f"exited with status {exit_code}; last log line: {lines[-1] if lines else '(none)'}"
+        exited = self.exited_components()
+        state = f"; exited: {', '.join(exited)}" if exited else ""
+        return (f"fake driver: {reason} ({self.nodes} nodes{state}; log: "
+                f"{self.cluster_dir / 'logs' / 'fake-driver.log'})")
 
     def _owns(self, pid: int) -> bool:
         """Whether a live pid is one of this cluster's (a stale pid file may name a reused pid)."""
@@ -407,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--runtime-config", default="", help="e.g. resource.k8s.io/v1beta2=true")
     up.add_argument("--scenario", help="publish a simulated-cluster scenario with the fake driver")
     up.add_argument("--objects", nargs="+", type=Path, help="or publish these YAML files with the fake driver")
-    up.add_argument("--timeout", type=float, default=180)
+    up.add_argument("--timeout", type=float,
+                    help="seconds for each phase (default: 180 s, and more for many nodes: 60 ms a node)")
     sub.add_parser("down", help="stop every process and remove the cluster's state")
     sub.add_parser("env", help="print shell exports for KUBECONFIG and PATH")
     sub.add_parser("status", help="print the cluster's processes as JSON")

@@ -29,7 +29,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,7 +47,51 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "drawb"}
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
                  "selfLink", "ownerReferences")
 
+PUBLISH_WORKERS = 8
+PUBLISH_BATCH = 500
+FATAL = "cannot start: "  # prefixes the one log line that says why the driver gave up
+
 log = logging.getLogger("drawb.fake_driver")
+
+
+def ready_timeout(nodes: int) -> float:
+    """How long to wait for kwok to mark ``nodes`` nodes Ready: 60 s, plus 60 ms a node.
+
+    kwok's node-initialize stage patches each node's status once, a few at a time; on 2 busy
+    cores that has been seen at 30-60 nodes a second.
+    """
+    return 60 + 0.06 * nodes
+
+
+def node_ready(node: dict) -> bool:
+    """Whether a Node is Ready and free of the ``node.kubernetes.io/*`` taints (not-ready, unreachable)."""
+    return (any(c["type"] == "Ready" and c["status"] == "True" for c in node.get("status", {}).get("conditions", []))
+            and not any(t["key"].startswith("node.kubernetes.io/") for t in node.get("spec", {}).get("taints", [])))
+
+
+class NodesNotReady(TimeoutError):
+    """Some nodes were not Ready in time; the message says how many and what they report."""
+
+    def __init__(self, missing: set[str], total: int, timeout: float, nodes: dict[str, dict]):
+        absent = sorted(missing - set(nodes))
+        present = sorted(missing & set(nodes))
+        causes = set()
+        for name in present:
+            node = nodes[name]
+            conditions = {c["type"]: c for c in node.get("status", {}).get("conditions", [])}
+            ready = conditions.get("Ready")
+            taints = [t["key"] for t in node.get("spec", {}).get("taints", []) if t["key"].startswith("node.kubernetes.io/")]
+            if ready is None:
+                causes.add("no Ready condition yet (kwok has not initialised them: is kwok running and keeping up?)")
+            elif ready["status"] != "True":
+                causes.add(f"Ready={ready['status']} ({ready.get('reason', '')}: the node lease was not renewed in time)")
+            elif taints:
+                causes.add(f"still tainted {', '.join(sorted(set(taints)))} (the node lifecycle controller lags)")
+        if absent:
+            causes.add(f"{len(absent)} not found (first: {absent[0]})")
+        example = (present or absent)[0]
+        super().__init__(f"{len(missing)} of {total} nodes not Ready after {timeout:.0f}s, e.g. {example}: "
+                         + "; ".join(sorted(causes)))
 
 
 @dataclass
@@ -223,17 +268,26 @@ class FakeDriver:
 
     # --- publishing -------------------------------------------------------------------------
 
-    def publish(self, inventory: Inventory) -> None:
-        """Apply DeviceClasses, Nodes, then each node's ResourceSlices owned by its Node."""
+    def publish(self, inventory: Inventory, workers: int = PUBLISH_WORKERS,
+                progress: Callable[[str], None] | None = None) -> None:
+        """Apply DeviceClasses, Nodes, then each node's ResourceSlices owned by its Node.
+
+        Nodes and slices go out in batches of concurrent requests (a 10,000-node cluster is
+        30,000 objects: one at a time that is minutes of round trips on loopback).
+        """
         for dc in inventory.device_classes:
             self.api.apply(_clean(dc, "DeviceClass", "resource.k8s.io/v1"), FIELD_MANAGER)
-        uids = {}
+        bodies = []
         for node in inventory.nodes:
             body = _clean(node, "Node", "v1")
             body["metadata"].setdefault("annotations", {})["kwok.x-k8s.io/node"] = "fake"
             body["metadata"]["labels"].setdefault("kubernetes.io/hostname", body["metadata"]["name"])
             body["metadata"]["labels"].setdefault("type", "kwok")
-            uids[body["metadata"]["name"]] = self.api.apply(body, FIELD_MANAGER)["metadata"]["uid"]
+            bodies.append(body)
+        uids = {}
+        for applied in self._apply_all(bodies, workers, progress, "nodes"):
+            uids[applied["metadata"]["name"]] = applied["metadata"]["uid"]
+        slices = []
         for rs in inventory.resource_slices:
             body = _clean(rs, "ResourceSlice", "resource.k8s.io/v1")
             node_name = body["spec"].get("nodeName")
@@ -242,24 +296,39 @@ class FakeDriver:
                     "apiVersion": "v1", "kind": "Node", "name": node_name,
                     "uid": uids[node_name], "controller": True,
                 }]
-            self.api.apply(body, FIELD_MANAGER)
+            slices.append(body)
+        for _ in self._apply_all(slices, workers, progress, "ResourceSlices"):
+            pass
 
-    def wait_nodes_ready(self, names: Iterable[str], timeout: float = 60) -> None:
-        """Wait until kwok reports the nodes Ready and their not-ready taint is gone."""
+    def _apply_all(self, bodies: list[dict], workers: int, progress: Callable[[str], None] | None,
+                   what: str) -> Iterator[dict]:
+        """Apply objects with ``workers`` requests in flight, in batches; the applied objects in order."""
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish") as pool:
+            for start in range(0, len(bodies), PUBLISH_BATCH):
+                batch = bodies[start:start + PUBLISH_BATCH]
+                yield from pool.map(lambda body: self.api.apply(body, FIELD_MANAGER), batch)
+                if progress and len(bodies) > PUBLISH_BATCH:
+                    progress(f"published {start + len(batch)}/{len(bodies)} {what}")
+
+    def wait_nodes_ready(self, names: Iterable[str], timeout: float | None = None) -> None:
+        """Wait until kwok reports the nodes Ready and their not-ready taint is gone.
+
+        The default timeout grows with the number of nodes (``ready_timeout``); the nodes are
+        listed from the API server's watch cache, less often the more there are. Raises
+        NodesNotReady, whose message says how many are missing and what the nodes report.
+        """
         names = set(names)
+        timeout = ready_timeout(len(names)) if timeout is None else timeout
+        interval = min(5.0, max(0.2, len(names) / 2000))
         deadline = time.monotonic() + timeout
         while True:
-            nodes = self.api.get(path_for("Node"))["items"]
-            ready = {
-                n["metadata"]["name"] for n in nodes
-                if any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions", []))
-                and not any(t["key"].startswith("node.kubernetes.io/") for t in n["spec"].get("taints", []))
-            }
+            nodes = {n["metadata"]["name"]: n for n in self.api.get(path_for("Node"), resourceVersion="0")["items"]}
+            ready = {name for name, n in nodes.items() if node_ready(n)}
             if names <= ready:
                 return
             if time.monotonic() > deadline:
-                raise TimeoutError(f"nodes not Ready after {timeout:.0f}s: {sorted(names - ready)}")
-            time.sleep(0.2)
+                raise NodesNotReady(names - ready, len(names), timeout, nodes)
+            time.sleep(interval)
 
     # --- pod logs ---------------------------------------------------------------------------
 
@@ -463,14 +532,20 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--scenario", help="a drawb.cluster.sim scenario name, e.g. default")
     source.add_argument("--objects", nargs="+", type=Path, help="YAML files of Nodes, ResourceSlices, DeviceClasses")
     parser.add_argument("--ready-file", type=Path, help="touched once the inventory is published and nodes are Ready")
+    parser.add_argument("--timeout", type=float,
+                        help="seconds to wait for the nodes to be Ready (default: 60 s + 60 ms a node)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
     driver = FakeDriver(Api.from_kubeconfig(args.kubeconfig), args.log_dir)
-    inventory = (Inventory.from_scenario(args.scenario) if args.scenario
-                 else Inventory.from_files(args.objects) if args.objects else Inventory())
-    driver.publish(inventory)
-    driver.wait_nodes_ready(n["metadata"]["name"] for n in inventory.nodes)
+    try:
+        inventory = (Inventory.from_scenario(args.scenario) if args.scenario
+                     else Inventory.from_files(args.objects) if args.objects else Inventory())
+        driver.publish(inventory, progress=log.info)
+        driver.wait_nodes_ready((n["metadata"]["name"] for n in inventory.nodes), args.timeout)
+    except (ApiError, OSError, ValueError, TimeoutError) as err:
+        log.error("%s%s", FATAL, err)
+        return 1
     log.info("published %d nodes, %d slices, %d classes", len(inventory.nodes),
              len(inventory.resource_slices), len(inventory.device_classes))
     if args.ready_file:

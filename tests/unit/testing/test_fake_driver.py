@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from drawb.cluster.sim.scenarios import build_scenario
-from drawb.testing.fake_driver import Inventory, _clean, allocated_devices, completed_status, container_runs, cri_log
+from drawb.testing.fake_driver import (
+    Inventory,
+    NodesNotReady,
+    _clean,
+    allocated_devices,
+    completed_status,
+    container_runs,
+    cri_log,
+    node_ready,
+    ready_timeout,
+)
 
 
 def _devices(scenario) -> dict[tuple[str, str], dict]:
@@ -85,3 +97,25 @@ def test_a_pod_ends_as_its_commands_and_restart_policy_say():
     assert no_gpu["c0"].lines == ["No devices were found"]
     assert completed_status(_pod("Never", smi), no_gpu)["phase"] == "Failed"
     assert completed_status(_pod("OnFailure", failing), container_runs(_pod("OnFailure", failing), {"c0": []})) is None
+
+
+def test_readiness_wait_grows_with_the_cluster():
+    assert ready_timeout(4) == pytest.approx(60.24)
+    assert ready_timeout(10000) == pytest.approx(660)
+
+
+def test_nodes_not_ready_says_how_many_and_why():
+    nodes = {
+        "n1": {"metadata": {"name": "n1"}, "spec": {}, "status": {}},
+        "n2": {"metadata": {"name": "n2"}, "spec": {}, "status": {"conditions": [
+            {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}]}},
+        "n3": {"metadata": {"name": "n3"}, "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+    }
+    assert node_ready(nodes["n3"]) and not node_ready(nodes["n2"])
+    err = NodesNotReady({"n1", "n2", "n4"}, 500, 90, nodes)
+    message = str(err)
+    assert "\n" not in message
+    assert message.startswith("3 of 500 nodes not Ready after 90s, e.g. n1: ")
+    assert "no Ready condition yet (kwok has not initialised them" in message
+    assert "Ready=Unknown (NodeStatusUnknown" in message
+    assert "1 not found (first: n4)" in message
