@@ -30,6 +30,7 @@ ETCD_PACKAGE = "go.etcd.io/etcd/server/v3"
 KWOK_COMMANDS = ("kwok", "kwokctl")
 BINARIES = (*K8S_COMMANDS, "etcd", *KWOK_COMMANDS)
 KEY_FILE = ".build-key"
+ANCHOR = "allocbench"  # testcluster/allocbench: the Go allocator anchor of drawb's benchmarks
 
 
 @dataclass
@@ -201,13 +202,55 @@ def build(k8s_version: str | None = None, log=None) -> BuildResult:
         return result
 
 
+def build_anchor(k8s_version: str | None = None, log=None) -> Path:
+    """Build (or find cached) ``allocbench``, the Go structured allocator, for ``k8s_version``.
+
+    It is a package of the control plane's own module (``testcluster/allocbench``), so it is
+    compiled from the same go.mod and go.sum, i.e. the very ``k8s.io/dynamic-resource-allocation``
+    the scheduler was built with, from the same module cache. For another version the package is
+    copied into that version's generated module. Keyed like the control plane, plus its source.
+    """
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    k8s_version = k8s_version or os.environ.get("DRAWB_K8S_VERSION") or pinned_k8s_version()
+    cache = cache_root() / "testcluster" / k8s_version
+    cache.mkdir(parents=True, exist_ok=True)
+    source = source_dir() / ANCHOR / "main.go"
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        env = go_env()
+        module = _module_for(k8s_version, cache)
+        if module != source_dir():
+            (module / ANCHOR).mkdir(exist_ok=True)
+            shutil.copyfile(source, module / ANCHOR / "main.go")
+        go_version = _go(["version"], module, env).strip()
+        digest = hashlib.sha256(f"{RECIPE}\n{go_version}\n".encode())
+        for path in (module / "go.mod", module / "go.sum", source):
+            digest.update(path.read_bytes())
+        key = digest.hexdigest()[:16]
+        out_dir = cache / "anchor"
+        binary = out_dir / ANCHOR
+        key_file = out_dir / KEY_FILE
+        if binary.is_file() and key_file.exists() and key_file.read_text().strip() == key:
+            return binary
+        log(f"building the Go allocator anchor {ANCHOR} for Kubernetes {k8s_version} into {out_dir}")
+        out_dir.mkdir(exist_ok=True)
+        _go(["build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", str(binary), f"./{ANCHOR}"], module, env)
+        key_file.write_text(key + "\n")
+        return binary
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: build, or write a module for another Kubernetes version."""
     parser = argparse.ArgumentParser(prog="python -m drawb.testing.build", description=__doc__.split("\n")[0])
     parser.add_argument("--k8s-version", help="k8s.io/kubernetes version, e.g. v1.37.2 (default: pinned)")
     parser.add_argument("--write-module", metavar="DIR", type=Path,
                         help="only generate the consumer go.mod/go.sum for --k8s-version into DIR")
+    parser.add_argument("--anchor", action="store_true",
+                        help="build the Go allocator anchor (allocbench) instead; prints its path")
     args = parser.parse_args(argv)
+    if args.anchor:
+        print(build_anchor(args.k8s_version))
+        return 0
     if args.write_module:
         write_module(args.write_module, args.k8s_version or pinned_k8s_version())
         return 0
