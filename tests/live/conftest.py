@@ -89,7 +89,8 @@ class _Clusters:
         self.workdir_factory = workdir_factory
         self.started: list[LocalCluster] = []
 
-    def start(self, feature_gates: dict[str, bool] | None = None, scenario: str = SCENARIO) -> ControlPlane:
+    def start(self, feature_gates: dict[str, bool] | None = None, scenario: str = SCENARIO,
+              runtime_config: str = "") -> ControlPlane:
         result = build.build()
         TIMINGS.setdefault("build_s", result.seconds)
         cluster = LocalCluster(
@@ -97,6 +98,7 @@ class _Clusters:
             workdir=self.workdir_factory(),
             bin_dir=result.bin_dir,
             feature_gates=dict(feature_gates or {}),
+            runtime_config=runtime_config,
         )
         self.started.append(cluster)
         cluster.up(scenario=scenario)
@@ -134,7 +136,8 @@ def control_plane(_clusters: _Clusters) -> ControlPlane:
 
 @pytest.fixture(scope="session")
 def start_control_plane(_clusters: _Clusters) -> Callable[..., ControlPlane]:
-    """Start another cluster: ``start_control_plane({"DRAExtendedResource": True})`` (about 15 s).
+    """Start another cluster: ``start_control_plane({"DRAExtendedResource": True})`` (about 15 s);
+    ``runtime_config="resource.k8s.io/v1alpha3=true"`` serves an API version that is off by default.
 
     Stop it with ``cp.cluster.down()`` when done (a module-scoped fixture is the usual place);
     whatever is left is stopped at the end of the session.
