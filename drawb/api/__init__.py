@@ -12,31 +12,15 @@ from drawb.api.names import (
     validate_pool_name,
     validate_qualified_name,
 )
-from drawb.api.objects import (
-    ObjectError,
-    dig,
-    get_list,
-    get_map,
-    get_str,
-    kind,
-    meta,
-    name,
-    namespace,
-)
 from drawb.api.quantity import Format, Quantity, QuantityError, is_quantity
 from drawb.api.semver import Semver, SemverError, is_semver
 
 __all__ = [
     "Format",
-    "ObjectError",
     "Quantity",
     "QuantityError",
     "Semver",
     "SemverError",
-    "dig",
-    "get_list",
-    "get_map",
-    "get_str",
     "is_c_identifier",
     "is_dns1035_label",
     "is_dns1123_label",
@@ -45,10 +29,6 @@ __all__ = [
     "is_qualified_name",
     "is_quantity",
     "is_semver",
-    "kind",
-    "meta",
-    "name",
-    "namespace",
     "validate_driver_name",
     "validate_fully_qualified_name",
     "validate_pool_name",
