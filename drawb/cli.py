@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     except DrawbError as exc:
         if options.traceback:
             raise
-        print(exc.render(), file=sys.stderr)
+        print(exc.render(prog="drawb"), file=sys.stderr)
         return 2
     warnings = warnings_text(result)
     if warnings:

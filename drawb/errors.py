@@ -1,19 +1,38 @@
-"""drawb's user-facing errors: short, named, and with a hint on what to do."""
+"""drawb's user-facing errors: short, named, and with a hint on what to do.
+
+Every error a user can act on derives from DrawbError. A message or hint that names a command
+writes the front end as ``{prog}`` (``PROG``): the front end that shows the error fills it in, so a
+notebook user reads ``%dra scenarios`` and a command-line user ``drawb scenarios``.
+"""
 
 from __future__ import annotations
+
+PROG = "{prog}"
 
 
 class DrawbError(Exception):
     """An error the user can act on; front ends print it without a traceback."""
 
+    title: str | None = None  # the name users see, when it is not the class name
+    hint: str | None = None  # what to do; a subclass may give a default
+
     def __init__(self, message: str, *, hint: str | None = None):
         super().__init__(message)
-        self.hint = hint
+        if hint is not None:
+            self.hint = hint
 
-    def render(self) -> str:
-        """``Name: message`` plus the hint on its own line."""
-        text = f"{type(self).__name__}: {self}"
-        return text + (f"\nHint: {self.hint}" if self.hint else "")
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""  # not KeyError's quoted repr
+
+    @property
+    def name(self) -> str:
+        """The error's name as users see it."""
+        return self.title or type(self).__name__
+
+    def render(self, prog: str = "%dra") -> str:
+        """``Name: message`` plus the hint on its own line, with the front end ``prog`` filled in."""
+        text = f"{self.name}: {self}" + (f"\nHint: {self.hint}" if self.hint else "")
+        return text.replace(PROG, prog)
 
 
 class UsageError(DrawbError):

@@ -38,6 +38,14 @@ class Shell:
             raise result.error_in_exec
         return result.result
 
+    def fails(self, code: str) -> str:
+        """Run a cell whose %dra command must fail its cell; return what the user sees (no traceback)."""
+        from drawb.notebook.magics import CommandFailed
+
+        result = self.ipython.run_cell(code, store_history=False)
+        assert isinstance(result.error_in_exec, CommandFailed), result.error_in_exec
+        return "\n".join(result.error_in_exec._render_traceback_())
+
     def get(self, name: str):
         return self.ipython.user_ns[name]
 

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from drawb.errors import DrawbError
+
+
+class UnknownFeatureGate(DrawbError, ValueError):
+    """A feature gate name drawb does not know."""
+
 
 @dataclass(frozen=True)
 class GateHistory:
@@ -50,8 +56,8 @@ def default_gates(minor: int) -> dict[str, bool]:
 
 
 def effective_gates(minor: int, overrides: dict[str, bool] | None = None) -> dict[str, bool]:
-    """The defaults of 1.<minor> with ``overrides`` applied; unknown gate names raise ValueError."""
+    """The defaults of 1.<minor> with ``overrides`` applied; unknown gate names raise UnknownFeatureGate."""
     unknown = sorted(set(overrides or {}) - set(DRA_GATES))
     if unknown:
-        raise ValueError(f"unknown DRA feature gate(s) {', '.join(unknown)}; known: {', '.join(DRA_GATES)}")
+        raise UnknownFeatureGate(f"unknown DRA feature gate(s) {', '.join(unknown)}; known: {', '.join(DRA_GATES)}")
     return {**default_gates(minor), **(overrides or {})}

@@ -16,6 +16,8 @@ import re
 from fractions import Fraction
 from typing import Final
 
+from drawb.errors import DrawbError
+
 __all__ = ["Format", "Quantity", "QuantityError", "is_quantity"]
 
 # The regular expression quoted in the API server's parse error (not used for matching).
@@ -33,7 +35,7 @@ _NANO: Final = -9
 _MAX_PAD_DIGITS: Final = 100_000
 
 
-class QuantityError(ValueError):
+class QuantityError(DrawbError, ValueError):
     """A string is not a valid Kubernetes quantity, or a conversion is impossible."""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from drawb.api._go import go_quote
+from drawb.errors import DrawbError
 
 __all__ = ["Semver", "SemverError", "is_semver"]
 
@@ -18,7 +19,7 @@ _ALPHANUM: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 _UINT64_MAX: Final = (1 << 64) - 1
 
 
-class SemverError(ValueError):
+class SemverError(DrawbError, ValueError):
     """A string is not a semantic version (message worded as blang/semver's)."""
 
 

@@ -16,11 +16,5 @@ def connect(
         cluster.server_version()  # fail now, with a clear message, if the server is unreachable
         return cluster
     from drawb.cluster.sim.cluster import SimCluster
-    from drawb.cluster.sim.scenarios import ScenarioError
 
-    try:
-        return SimCluster(scenario or "default")
-    except ScenarioError as exc:
-        from drawb.errors import UsageError
-
-        raise UsageError(str(exc), hint="list scenarios with `%dra scenarios`") from None
+    return SimCluster(scenario or "default")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from drawb.commands.registry import arg, command
-from drawb.errors import DrawbError, UsageError
+from drawb.errors import UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
@@ -27,36 +27,8 @@ if TYPE_CHECKING:
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}")
 
 
-class TemplateNotFound(DrawbError):
-    """No template of that name."""
-
-
-class InvalidValue(DrawbError):
-    """A template parameter is missing, unknown or has an invalid value."""
-
-
-class InvalidManifest(DrawbError):
-    """The rendered manifests failed validation."""
-
-
-class BrokenTemplate(DrawbError):
-    """A template file itself is broken."""
-
-
 def _dirs(session: Session) -> list[str]:
     return [session.template_dir] if session.template_dir else []
-
-
-def _translate(exc: rendering.RenderError, name: str, prog: str) -> DrawbError:
-    from drawb import render as rendering  # imported on use: keeps %load_ext fast
-
-    if isinstance(exc, rendering.TemplateNotFound):
-        return TemplateNotFound(str(exc), hint=f"`{prog} templates` lists them")
-    if isinstance(exc, rendering.ParameterError):
-        return InvalidValue(str(exc), hint=f"`{prog} templates {name}` lists its parameters")
-    if isinstance(exc, rendering.ManifestInvalid):
-        return InvalidManifest(str(exc), hint="fix the values or the template; nothing was exported or applied")
-    return BrokenTemplate(str(exc), hint="fix the template file")
 
 
 @command(
@@ -70,22 +42,19 @@ def templates(session: Session, args, cell) -> pd.DataFrame:
 
     import pandas as pd
 
-    try:
-        if args.name:
-            info = rendering.get_template(args.name, _dirs(session))
-            rows = [
-                {"parameter": p.name, "type": p.describe_type(), "default": None if p.required else p.default,
-                 "required": p.required, "description": p.description}
-                for p in info.params
-            ]
-            return pd.DataFrame(rows, columns=["parameter", "type", "default", "required", "description"])
+    if args.name:
+        info = rendering.get_template(args.name, _dirs(session))
         rows = [
-            {"template": t.name, "about": t.about, "parameters": ", ".join(p.name for p in t.params),
-             "source": t.source}
-            for t in rendering.list_templates(_dirs(session))
+            {"parameter": p.name, "type": p.describe_type(), "default": None if p.required else p.default,
+             "required": p.required, "description": p.description}
+            for p in info.params
         ]
-    except rendering.RenderError as exc:
-        raise _translate(exc, args.name or "", session.prog) from None
+        return pd.DataFrame(rows, columns=["parameter", "type", "default", "required", "description"])
+    rows = [
+        {"template": t.name, "about": t.about, "parameters": ", ".join(p.name for p in t.params),
+         "source": t.source}
+        for t in rendering.list_templates(_dirs(session))
+    ]
     return pd.DataFrame(rows, columns=["template", "about", "parameters", "source"])
 
 
@@ -159,19 +128,16 @@ def render(session: Session, args, cell) -> rendering.Rendered:
     values = collect_values(args.sets, cell, session.user_ns)
     applying = args.dry_run or args.apply
     cluster = session.cluster if applying else session.connected
-    try:
-        rendered = rendering.render(
-            args.name,
-            values,
-            namespace=args.namespace or session.namespace,
-            cluster=cluster,
-            kubernetes_version=None if cluster is not None else session.kubernetes_version,
-            template_dirs=_dirs(session),
-        )
-        if args.out:
-            rendered.export(args.out)
-        if applying:
-            rendered.apply(cluster, dry_run=not args.apply)
-    except rendering.RenderError as exc:
-        raise _translate(exc, args.name, session.prog) from None
+    rendered = rendering.render(
+        args.name,
+        values,
+        namespace=args.namespace or session.namespace,
+        cluster=cluster,
+        kubernetes_version=None if cluster is not None else session.kubernetes_version,
+        template_dirs=_dirs(session),
+    )
+    if args.out:
+        rendered.export(args.out)
+    if applying:
+        rendered.apply(cluster, dry_run=not args.apply)
     return rendered

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from drawb.commands.registry import arg, command
-from drawb.errors import UsageError
+from drawb.errors import PROG, UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def select_command(session: Session, args, cell: str | None) -> SelectResult:
     """Preview the expression on the connected cluster's devices."""
     expression = cell if cell is not None and cell.strip() else " ".join(args.expression)
     if not expression.strip():
-        raise UsageError("select needs a CEL expression", hint='e.g. %%dra select with device.driver == "gpu.nvidia.com"')
+        raise UsageError("select needs a CEL expression", hint=f"e.g. `{PROG} select 'device.driver == \"gpu.nvidia.com\"'`")
     return select_devices(
         session,
         session.devices(),
@@ -82,7 +82,7 @@ def select_devices(
             feature_gates=feature_gates,
         )
     except KeyError as exc:
-        raise UsageError(str(exc.args[0]), hint="`%dra classes` lists the DeviceClasses") from None
+        raise UsageError(str(exc.args[0]), hint=f"`{PROG} classes` lists the DeviceClasses") from None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from drawb.commands.registry import arg, command
-from drawb.errors import DrawbError
+from drawb.errors import PROG, DrawbError
 from drawb.session import Session
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def logs(session: Session, args, cell) -> PodLog:
     cluster = session.cluster
     namespace = args.namespace or session.namespace
     if cluster.get("Pod", args.pod, namespace) is None:
-        raise PodNotFound(f"no pod '{args.pod}' in namespace '{namespace}'", hint="`%dra pods` lists them")
+        raise PodNotFound(f"no pod '{args.pod}' in namespace '{namespace}'", hint=f"`{PROG} pods` lists them")
 
     def started() -> list[str] | None:
         lines = list(cluster.logs(args.pod, namespace, args.container))

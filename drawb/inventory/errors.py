@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from drawb.errors import DrawbError
 
-class InventoryError(ValueError):
+
+class InventoryError(DrawbError, ValueError):
     """An object could not be read into an inventory frame (raised in strict mode)."""
 
     def __init__(self, problems: list[str]) -> None:

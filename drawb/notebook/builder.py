@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from drawb.commands.registry import arg, command
-from drawb.errors import UsageError
+from drawb.errors import PROG, UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
@@ -30,4 +30,4 @@ def builder(session: Session, args, cell) -> SelectorBuilder:
     try:
         return SelectorBuilder(session, device_class=args.device_class or "", node=args.node or "")
     except TraitError as exc:
-        raise UsageError(str(exc), hint="`%dra classes` lists the DeviceClasses, `%dra devices` the nodes") from None
+        raise UsageError(str(exc), hint=f"`{PROG} classes` lists the DeviceClasses, `{PROG} devices` the nodes") from None

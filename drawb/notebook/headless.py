@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
 
     pd.set_option("display.width", 250)
     notebook = execute(path)
-    print(f"Executed {path}: {len(notebook.cells)} cells, no errors.\n")
+    on_purpose = sum(any(o.get("output_type") == "error" for o in c.get("outputs", [])) for c in notebook.cells)
+    shown = f" ({on_purpose} tagged raises-exception show their error on purpose)" if on_purpose else ""
+    print(f"Executed {path}: {len(notebook.cells)} cells, no errors{shown}.\n")
     print(tagged_text(notebook))
     pod_text = tagged_text(notebook, POD_TAG)
     if pod_text:

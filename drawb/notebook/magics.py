@@ -25,6 +25,18 @@ SessionTraits = type(
 )
 
 
+class CommandFailed(Exception):
+    """A ``%dra`` command failed: the cell fails (so "Run all" stops there), and IPython shows only the
+    error's named line and hint, without a traceback (as for IPython's own UsageError)."""
+
+    def __init__(self, error: DrawbError):
+        super().__init__(error.render(prog="%dra"))
+        self.error = error
+
+    def _render_traceback_(self) -> list[str]:
+        return str(self).splitlines()
+
+
 @magics_class
 class DRAMagics(Magics, SessionTraits):
     """The DRA workbench. Options are set with ``%config DRAMagics.<option> = value``."""
@@ -54,15 +66,14 @@ class DRAMagics(Magics, SessionTraits):
 
         try:
             result = run_line(self.session, line, cell)
-            warnings = warnings_text(result)
-            if warnings:
-                print(warnings, file=sys.stderr)
-            return result
         except DrawbError as exc:
             if not self.short_errors:
                 raise
-            print(exc.render(), file=sys.stderr)
-            return None
+            raise CommandFailed(exc) from None
+        warnings = warnings_text(result)
+        if warnings:
+            print(warnings, file=sys.stderr)
+        return result
 
 
 def reference_doc() -> str:

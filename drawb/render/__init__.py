@@ -114,9 +114,10 @@ def render(
     info = get_template(name, template_dirs)
     version = kubernetes_version or (cluster.server_version() if cluster is not None else DEFAULT_KUBERNETES_VERSION)
     if not re.match(r"v?1\.\d+", str(version)):
-        raise RenderError(f"not a Kubernetes version: {version!r}; write e.g. 1.34 or v1.34.3")
+        raise ParameterError(f"not a Kubernetes version: {version!r}; write e.g. 1.34 or v1.34.3",
+                             parameter="kubernetes_version")
     compiler = compile_selector or default_selector_compiler
-    ctx = CheckContext(kubernetes_version=version, compile_selector=compiler)
+    ctx = CheckContext(kubernetes_version=version, compile_selector=compiler, template=info.name)
     given = dict(values or {})
     checked = resolve_values(info.name, info.params, given, ctx)
     documents = parse_documents(info, render_text(info, checked))

@@ -4,25 +4,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from drawb.errors import PROG, DrawbError
 
-class RenderError(ValueError):
+
+class RenderError(DrawbError, ValueError):
     """Base of every error drawb.render raises for bad user input or a broken template."""
 
 
 class TemplateNotFound(RenderError):
     """No template of that name in the bundled set or the user's folders."""
 
+    hint = f"`{PROG} templates` lists them"
+
 
 class TemplateError(RenderError):
     """A template file is broken: bad header, Jinja syntax, or a variable its header does not declare."""
 
+    title = "BrokenTemplate"
+    hint = "fix the template file"
+
 
 class ParameterError(RenderError):
-    """A value is missing, unknown, or invalid for its parameter."""
+    """A value is missing, unknown, or invalid for its parameter (of ``template``, when named)."""
 
-    def __init__(self, message: str, *, parameter: str | None = None):
-        super().__init__(message)
+    title = "InvalidValue"
+
+    def __init__(self, message: str, *, parameter: str | None = None, template: str | None = None):
+        super().__init__(message, hint=f"`{PROG} templates {template}` lists its parameters" if template else None)
         self.parameter = parameter
+        self.template = template
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,9 @@ class Issue:
 
 class ManifestInvalid(RenderError):
     """Rendered manifests failed schema or cross-reference validation."""
+
+    title = "InvalidManifest"
+    hint = "fix the values or the template; nothing was exported or applied"
 
     def __init__(self, template: str, issues: list[Issue]):
         self.template = template

@@ -123,6 +123,7 @@ class CheckContext:
 
     kubernetes_version: str
     compile_selector: SelectorCompiler
+    template: str | None = None  # named in the hint of an invalid value
 
 
 def resolve_values(
@@ -138,6 +139,7 @@ def resolve_values(
             raise ParameterError(
                 f"unknown parameter {key!r} for template {template!r}.{hint} Valid parameters: {valid}",
                 parameter=str(key),
+                template=template,
             )
     out: dict[str, Any] = {}
     for p in params:
@@ -148,6 +150,7 @@ def resolve_values(
                 f"template {template!r} needs a value for {p.name!r} ({p.describe_type()}: {p.description}); "
                 f"valid parameters: {valid}",
                 parameter=p.name,
+                template=template,
             )
         else:
             raw = p.default
@@ -170,7 +173,9 @@ def check_value(p: Param, raw: Any, ctx: CheckContext) -> Any:
     except ParameterError:
         raise
     except ValueError as e:
-        raise ParameterError(f"parameter {p.name!r} ({p.describe_type()}): {raw!r} {e}", parameter=p.name) from None
+        raise ParameterError(
+            f"parameter {p.name!r} ({p.describe_type()}): {raw!r} {e}", parameter=p.name, template=ctx.template
+        ) from None
 
 
 def _as_list(raw: Any) -> list[Any]:

@@ -20,6 +20,7 @@ from drawb.cluster.protocol import (
     kind_of,
     with_managed_label,
 )
+from drawb.errors import PROG
 
 PAGE_SIZE = 500
 _FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\} (\d)', re.MULTILINE)
@@ -34,8 +35,8 @@ class KubeCluster:
         except (ConfigException, FileNotFoundError, OSError) as exc:
             where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
             raise NotConnected(
-                f"no usable kubeconfig at {where}: {str(exc).rstrip('.')}. Pass --kubeconfig PATH, or connect to the "
-                "simulated cluster with `%dra connect` alone"
+                f"no usable kubeconfig at {where}: {str(exc).rstrip('.')}",
+                hint=f"pass --kubeconfig PATH, or connect to the simulated cluster with `{PROG} connect` alone",
             ) from None
         host = self.client.configuration.host
         self.description = f"cluster at {host}" + (f" (context {context})" if context else "")

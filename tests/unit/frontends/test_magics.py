@@ -15,27 +15,23 @@ def test_connect_defaults_to_the_simulated_cluster(shell):
 
 
 def test_unknown_subcommand_is_one_named_line_with_a_hint(shell, capsys):
-    assert shell.run("%dra devicez") is None
-    err = capsys.readouterr().err
+    err = shell.fails("%dra devicez")
     assert err.splitlines() == ["UsageError: unknown subcommand 'devicez'", "Hint: did you mean `devices`?"]
     assert "Traceback" not in err
 
 
 def test_unknown_flag_names_the_flag(shell, capsys):
-    shell.run("%dra devices --gpu")
-    err = capsys.readouterr().err
+    err = shell.fails("%dra devices --gpu")
     assert "unrecognized arguments: --gpu" in err and "%dra help devices" in err
 
 
 def test_unknown_scenario_lists_the_known_ones(shell, capsys):
-    shell.run("%dra connect --scenario h100-only")
-    err = capsys.readouterr().err
+    err = shell.fails("%dra connect --scenario h100-only")
     assert "unknown scenario 'h100-only'" in err and "default" in err
 
 
 def test_missing_kubeconfig_is_a_clear_error(shell, capsys, tmp_path):
-    shell.run(f"%dra connect --kubeconfig {tmp_path / 'nope.yaml'}")
-    err = capsys.readouterr().err
+    err = shell.fails(f"%dra connect --kubeconfig {tmp_path / 'nope.yaml'}")
     assert err.startswith("NotConnected: no usable kubeconfig at ")
 
 
@@ -47,8 +43,7 @@ def test_unreachable_server_is_a_clear_error(shell, capsys, tmp_path):
         "users: [{name: u, user: {token: t}}]\n"
         "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
     )
-    shell.run(f"%dra connect --kubeconfig {kubeconfig}")
-    err = capsys.readouterr().err
+    err = shell.fails(f"%dra connect --kubeconfig {kubeconfig}")
     assert err.startswith("NotConnected: cannot reach the API server at https://127.0.0.1:9")
 
 
@@ -75,3 +70,19 @@ def test_help_documents_every_subcommand(shell):
 def test_scenarios_is_a_dataframe(shell):
     frame = shell.run("%dra scenarios")
     assert isinstance(frame, pd.DataFrame) and "default" in set(frame["scenario"])
+
+
+def test_a_failing_command_fails_its_cell_and_shows_no_traceback(shell, capsys):
+    result = shell.ipython.run_cell("%dra devices --node nope\nafter = 1", store_history=False)
+    assert not result.success and "after" not in shell.ipython.user_ns  # "Run all" stops here
+    shown = capsys.readouterr()
+    assert shown.out.startswith("UsageError: no device has node 'nope'\nHint: nodes in this cluster: ")
+    assert "Traceback" not in shown.out + shown.err
+
+
+def test_hints_name_the_front_end_in_use(shell, capsys):
+    assert "Hint: `%dra scenarios` lists them" in shell.fails("%dra connect --scenario h100-only")
+    from drawb.cli import main
+
+    assert main(["--scenario", "h100-only", "devices"]) == 2
+    assert "Hint: `drawb scenarios` lists them" in capsys.readouterr().err

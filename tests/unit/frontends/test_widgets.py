@@ -151,8 +151,7 @@ def test_refresh_rereads_the_cluster(shell):
 def test_magic_options_and_errors(shell, capsys):
     builder = shell.run("%dra builder --class mig.nvidia.com --node dgx-h100-02")
     assert (builder.device_class, builder.node) == ("mig.nvidia.com", "dgx-h100-02")
-    assert shell.run("%dra builder --class nope") is None
-    err = capsys.readouterr().err
+    err = shell.fails("%dra builder --class nope")
     assert err.startswith("UsageError: no DeviceClass 'nope'") and "Hint: `%dra classes`" in err
 
 

@@ -59,8 +59,7 @@ def test_cli_local_without_a_driver_is_one_message_without_traceback():
 
 @pytest.mark.skipif(HAS_DRIVER, reason="this machine has an NVIDIA driver: the no-driver message cannot happen")
 def test_magic_local_without_a_driver_fails_the_cell_with_the_message(shell, capsys):
-    shell.run("%dra local")
-    err = capsys.readouterr().err
+    err = shell.fails("%dra local")
     assert err.startswith("NvmlUnavailable: no NVIDIA driver here") and "`%dra local --from FILE`" in err
     assert "Traceback" not in err
 
@@ -112,6 +111,5 @@ def test_local_scenario_from_saved_readings_is_a_simulated_cluster(shell):
 
 
 def test_local_scenario_with_a_missing_file_is_a_usage_error(shell, capsys, tmp_path):
-    shell.run(f"%dra connect --scenario local:{tmp_path / 'none.json'}")
-    err = capsys.readouterr().err
+    err = shell.fails(f"%dra connect --scenario local:{tmp_path / 'none.json'}")
     assert "scenario local:" in err and "cannot read the NVML readings" in err

@@ -18,10 +18,13 @@ from drawb.cluster.sim.publish import (
     compute_domain_slice,
     gpu_slice,
 )
+from drawb.errors import PROG, DrawbError
 
 
-class ScenarioError(ValueError):
+class ScenarioError(DrawbError, ValueError):
     """A scenario name or file that cannot be used."""
+
+    hint = f"`{PROG} scenarios` lists them"
 
 
 @dataclass
