@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from drawb.check.verdict import LIST, QUERY, QUERY_FIELDS, SAMPLE
 from drawb.cluster.protocol import MANAGED_BY_LABEL, MANAGED_BY_VALUE
@@ -59,7 +59,6 @@ class CheckObjects:
     claim_template: dict | None = None
     claim_name: str | None = None  # an existing claim the pod uses
     source: str = ""  # what is checked, in words
-    extra: list[dict] = field(default_factory=list)
 
     @property
     def documents(self) -> list[dict]:
@@ -105,7 +104,7 @@ def check_pod(pod: dict, *, run_id: str, namespace: str, command: list[str], ima
     return pod
 
 
-def _claim_template(name: str, namespace: str, device_class: str, selector: str | None, count: int) -> dict:
+def _claim_template(name: str, device_class: str, selector: str | None, count: int) -> dict:
     exactly: dict = {"deviceClassName": device_class}
     if selector:
         exactly["selectors"] = [{"cel": {"expression": selector}}]
@@ -125,7 +124,7 @@ def _bare_pod(name: str, claim_ref: dict) -> dict:
 def from_selector(selector: str | None, *, device_class: str = DEFAULT_CLASS, count: int = 1, **options) -> CheckObjects:
     """A claim template for ``count`` devices of ``device_class`` matching ``selector`` (CEL), and its pod."""
     run_id, namespace = options["run_id"], options["namespace"]
-    template = _claim_template(f"drawb-check-{run_id}", namespace, device_class, selector, count)
+    template = _claim_template(f"drawb-check-{run_id}", device_class, selector, count)
     _label(template, run_id, namespace)
     pod = _bare_pod(f"drawb-check-{run_id}", {"resourceClaimTemplateName": template["metadata"]["name"]})
     what = f"{count} device(s) of class {device_class}" + (f" matching {selector}" if selector else "")

@@ -30,15 +30,14 @@ def run(cluster: Cluster, namespace: str, **what) -> tuple[Verdict, list[str]]:
 
 
 def leftovers(cluster: Cluster, namespace: str) -> list[str]:
-    """Objects a check made that still exist (pods, claim templates, claims carrying its run label)."""
-    found = []
-    for kind in ("Pod", "ResourceClaimTemplate", "ResourceClaim"):
-        for obj in cluster.list(kind, namespace):
-            labels = obj["metadata"].get("labels") or {}
-            owners = [o.get("name", "") for o in obj["metadata"].get("ownerReferences") or []]
-            if RUN_LABEL in labels or any(o.startswith("drawb-check-") or "-drawb" in o for o in owners) \
-                    or obj["metadata"]["name"].startswith("drawb-check-"):
-                found.append(f"{kind}/{obj['metadata']['name']}")
+    """What checks left: pods and claim templates with a run label, and claims generated for a pod.
+
+    The test namespaces hold nothing else of that kind, apart from a user's own claim (no owner).
+    """
+    found = [f"{kind}/{o['metadata']['name']}" for kind in ("Pod", "ResourceClaimTemplate")
+             for o in cluster.list(kind, namespace) if RUN_LABEL in (o["metadata"].get("labels") or {})]
+    found += [f"ResourceClaim/{c['metadata']['name']}" for c in cluster.list("ResourceClaim", namespace)
+              if any(o.get("kind") == "Pod" for o in c["metadata"].get("ownerReferences") or [])]
     return found
 
 
