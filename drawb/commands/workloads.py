@@ -76,7 +76,8 @@ def events(session: Session, args, cell) -> pd.DataFrame:
         if args.pod and (involved.get("kind"), involved.get("name")) != ("Pod", args.pod):
             continue
         rows.append({
-            "last_seen": event.get("lastTimestamp") or event.get("eventTime") or "",
+            "last_seen": ((event.get("series") or {}).get("lastObservedTime") or event.get("lastTimestamp")
+                          or event.get("eventTime") or ""),
             "type": event.get("type", ""),
             "reason": event.get("reason", ""),
             "object": f"{involved.get('kind', '').lower()}/{involved.get('name', '')}",

@@ -45,16 +45,22 @@ class EventRecorder:
             "type": type_,
             "reason": reason,
             "message": message,
-            "count": 1,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "eventTime": None,
-            "source": {"component": component},
+            "eventTime": now[:-1] + ".000000Z",  # written through events.k8s.io/v1, as the scheduler does
+            "firstTimestamp": None,
+            "lastTimestamp": None,
+            "source": {},
             "reportingComponent": component,
             "reportingInstance": component + SIMULATED_SUFFIX,
         }
         if action:
             event["action"] = action
+        return self._store(event)
+
+    def repeat(self, event: dict) -> dict:
+        """The same event seen again: its ``series`` counts it."""
+        series = event.setdefault("series", {"count": 1})
+        series["count"] += 1
+        series["lastObservedTime"] = self._timestamp()[:-1] + ".000000Z"
         return self._store(event)
 
 

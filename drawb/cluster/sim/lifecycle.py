@@ -336,9 +336,7 @@ class Lifecycle:
             self._store_quietly(pod)
         previous = self._failed_events.get(key)
         if previous is not None and previous["message"] == decision.message:
-            previous["count"] += 1
-            previous["lastTimestamp"] = when
-            self._store_quietly(previous)
+            self.events.repeat(previous)
         else:
             self._failed_events[key] = self.events.record(pod, type_="Warning", reason="FailedScheduling",
                                                           component=SCHEDULER, action="Scheduling",
