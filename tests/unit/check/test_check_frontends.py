@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from IPython.testing.globalipapp import start_ipython
-
 DRAWB = Path(sys.executable).with_name("drawb")
 
 
@@ -33,10 +31,8 @@ def test_cli_timeout_exits_1_with_the_schedulers_reason():
     assert "cannot allocate all claims" in out.stdout
 
 
-def test_magic_returns_the_verdict_and_prints_progress_into_the_cell(capsys):
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "drawb")
-    verdict = shell.run_line_magic("dra", "check mig-profile --set profile=3g.40gb")
+def test_magic_returns_the_verdict_and_prints_progress_into_the_cell(shell, capsys):
+    verdict = shell.run("%dra check mig-profile --set profile=3g.40gb")
     printed = capsys.readouterr().out
     assert verdict.status == "PASS", verdict
     assert verdict.expected[0].profile == "3g.40gb"
