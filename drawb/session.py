@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
 
 from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
-from drawb.cluster.protocol import Cluster
+from drawb.cluster.protocol import WatchableCluster
 
 
 def option(default: str | None, help: str, *, short: str | None = None):
@@ -27,24 +27,24 @@ class Session:
     prog: str = "%dra"
     user_ns: dict = field(default_factory=dict, repr=False)
     progress: Callable[[str], None] | None = field(default=None, repr=False)  # where long commands report steps
-    _cluster: Cluster | None = field(default=None, repr=False)
+    _cluster: WatchableCluster | None = field(default=None, repr=False)
     _live: object = field(default=None, repr=False)
 
     @property
-    def cluster(self) -> Cluster:
+    def cluster(self) -> WatchableCluster:
         """The connected cluster, connecting to the configured one on first use."""
         if self._cluster is None:
             self.connect()
         return self._cluster
 
     @property
-    def connected(self) -> Cluster | None:
+    def connected(self) -> WatchableCluster | None:
         """The cluster already connected, without connecting (None before the first use)."""
         return self._cluster
 
     def connect(
         self, *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None
-    ) -> Cluster:
+    ) -> WatchableCluster:
         """Open a cluster (the simulated one unless a kubeconfig or context is given)."""
         from drawb.cluster.connect import connect
 
@@ -57,19 +57,18 @@ class Session:
         return self._cluster
 
     def devices(self):
-        """The device frame with allocations; on a watchable cluster, kept live between calls."""
-        from drawb.cluster.live import LiveDevices, current_devices
+        """The device frame with allocations, kept live between calls by watching the cluster."""
+        from drawb.cluster.live import LiveDevices
 
         cluster = self.cluster
-        if self._live is None and hasattr(cluster, "watch"):
+        if self._live is None:
             self._live = LiveDevices(cluster)
-        return current_devices(cluster, self._live)
+        return self._live.frame()
 
     def close(self) -> None:
-        """Stop watching the connected cluster, if anything watches it."""
-        close = getattr(self._cluster, "close", None)
-        if close is not None:
-            close()
+        """Stop watching the connected cluster."""
+        if self._cluster is not None:
+            self._cluster.close()
         self._cluster, self._live = None, None
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from drawb.cluster.protocol import Cluster
+from drawb.cluster.protocol import WatchableCluster
 
 
 def connect(
     *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None
-) -> Cluster:
+) -> WatchableCluster:
     """A real cluster when a kubeconfig or context is named, else the simulated ``scenario``."""
     if kubeconfig or context:
         from drawb.cluster.kube import KubeCluster

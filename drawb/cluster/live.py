@@ -6,16 +6,16 @@ import threading
 
 import pandas as pd
 
-from drawb.cluster.protocol import Cluster
-from drawb.inventory import device_frame
+from drawb.cluster.protocol import WatchableCluster
+from drawb.inventory.claims import allocations
 from drawb.inventory.join import join_allocations
 from drawb.inventory.live import DeviceInventory
 
 
 class LiveDevices:
-    """The device frame of a cluster that can ``watch``: built once, then spliced per slice event."""
+    """The device frame of a watched cluster: built once, then spliced per slice event."""
 
-    def __init__(self, cluster: Cluster):
+    def __init__(self, cluster: WatchableCluster):
         self._lock = threading.Lock()
         with self._lock:
             snapshot = cluster.watch("ResourceSlice").subscribe(self._on_event)
@@ -29,13 +29,8 @@ class LiveDevices:
 
     def frame(self) -> pd.DataFrame:
         """Current devices with current allocations joined."""
+        claims = self.cluster.list("ResourceClaim")  # first: on the simulated cluster, reading lets time pass
         with self._lock:
             frame = self.inventory.frame
-        return join_allocations(frame, self.cluster.list("ResourceClaim"))
-
-
-def current_devices(cluster: Cluster, live: LiveDevices | None) -> pd.DataFrame:
-    """The device frame: from the live inventory when there is one, else built from lists."""
-    if live is not None:
-        return live.frame()
-    return device_frame(cluster.list("ResourceSlice"), cluster.list("ResourceClaim"))
+        problems: list[str] = []
+        return join_allocations(frame, allocations(claims, problems), problems)

@@ -5,7 +5,7 @@ Objects cross it as plain JSON dicts exactly as the API server sends them (camel
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -14,6 +14,13 @@ from drawb.errors import DrawbError
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY_VALUE = "drawb"
 FIELD_MANAGER = "drawb"
+
+Handler = Callable[[str, dict], None]  # (ADDED | MODIFIED | DELETED, object)
+
+
+def group_version_path(api_version: str) -> str:
+    """Where an API group version is served: ``/api/v1`` for the core group, else ``/apis/<group>/<version>``."""
+    return "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
 
 
 @dataclass(frozen=True)
@@ -28,7 +35,17 @@ class Kind:
     @property
     def path_prefix(self) -> str:
         """``/api/v1`` or ``/apis/<group>/<version>``."""
-        return "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
+        return group_version_path(self.api_version)
+
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
+        """The REST path of the collection (all namespaces, or one), of one object, or of its subresource."""
+        path = self.path_prefix
+        if self.namespaced and namespace:
+            path += f"/namespaces/{namespace}"
+        path += f"/{self.plural}"
+        if name:
+            path += f"/{name}" + (f"/{subresource}" if subresource else "")
+        return path
 
 
 KINDS: dict[str, Kind] = {
@@ -52,10 +69,19 @@ KINDS: dict[str, Kind] = {
 class ClusterError(DrawbError):
     """Something a cluster refused or could not do; carries the server's message."""
 
-    def __init__(self, message: str, *, status: int | None = None, reason: str | None = None, hint: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        reason: str | None = None,
+        hint: str | None = None,
+        server_message: str | None = None,
+    ):
         super().__init__(message, hint=hint)
         self.status = status
         self.reason = reason
+        self.message = server_message if server_message is not None else message  # the server's own words
 
 
 class NotConnected(ClusterError):
@@ -100,7 +126,7 @@ class Cluster(Protocol):
         """One object, or None when it does not exist."""
 
     def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
-        """Server-side apply as field manager ``drawb``; all objects or none are written."""
+        """Server-side apply as field manager ``drawb``: every object is dry-run first, then all or none are written."""
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         """Delete an object drawb created (refuses any other)."""
@@ -119,3 +145,28 @@ class Cluster(Protocol):
 
     def feature_gates_metric(self) -> dict[str, bool] | None:
         """The API server's ``kubernetes_feature_enabled`` metric, or None where it cannot be read."""
+
+class Watch(Protocol):
+    """A live store of one kind's objects, kept current by the cluster."""
+
+    def subscribe(self, handler: Handler) -> list[dict]:
+        """Call ``handler(event_type, obj)`` on every later change; return the objects held now.
+
+        An event racing the subscription may reach ``handler`` although its object is already in the
+        returned snapshot: ADDED/MODIFIED are upserts and DELETED of a missing object is a no-op.
+        A handler that raises is logged and kept.
+        """
+
+    def items(self) -> list[dict]:
+        """The objects held now."""
+
+
+@runtime_checkable
+class WatchableCluster(Cluster, Protocol):
+    """A cluster that keeps live stores: after ``watch(kind)``, ``list(kind)`` reads the store."""
+
+    def watch(self, kind: str) -> Watch:
+        """Start (or join) the live store of ``kind``."""
+
+    def close(self) -> None:
+        """Stop every watch."""

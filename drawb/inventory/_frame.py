@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from drawb.inventory._quantity import quantity_value
-from drawb.inventory._read import DeviceColumns, SliceHeader
+from drawb.inventory._read import DeviceColumns
 from drawb.inventory.schema import ALLOW_MULTIPLE, ATTRIBUTE_TYPES, capacity_column, capacity_value_column
 
 MAX_PROBLEMS_IN_ATTRS = 100
@@ -75,36 +75,14 @@ def quantity_values(texts: Any, table: dict | None = None) -> Any:
     return floats.take(encoded.indices).to_numpy(zero_copy_only=False)
 
 
-def attach_allocations(columns: DeviceColumns, allocations: Allocations | None) -> tuple[list, list, list]:
-    """The claim, request and reserved_for values of each row (None where the device is free)."""
-    n = columns.n
-    claim: list[Any] = [None] * n
-    request: list[Any] = [None] * n
-    reserved: list[Any] = [None] * n
-    if not allocations:
-        return claim, request, reserved
-    where: dict[tuple[str, str], list[SliceHeader]] = {}
-    for header in columns.headers:
-        where.setdefault((header.driver, header.pool), []).append(header)
-    names = columns.devices
-    for (driver, pool, device), (claims, requests, pods) in allocations.items():
-        for header in where.get((driver, pool), ()):
-            for row in range(header.start, header.start + header.rows):
-                if names[row] == device:
-                    claim[row] = ", ".join(claims)
-                    request[row] = ", ".join(requests)
-                    reserved[row] = list(pods)
-    return claim, request, reserved
-
-
 def build_frame(
     columns: DeviceColumns,
     complete: list[bool],
     problems: list[str],
-    allocations: Allocations | None = None,
 ) -> pd.DataFrame:
-    """The device frame of finished columns (slices already filtered to current pool generations)."""
-    data, info = build_arrays(columns, complete, problems, allocations)
+    """The device frame of finished columns (slices already filtered to current pool generations), every
+    device free (``join_allocations`` fills the allocation columns)."""
+    data, info = build_arrays(columns, complete, problems)
     frame = pd.DataFrame(data, copy=False)
     frame.attrs["drawb"] = info
     return frame
@@ -114,7 +92,6 @@ def build_arrays(
     columns: DeviceColumns,
     complete: list[bool],
     problems: list[str],
-    allocations: Allocations | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The device frame's column arrays by name, and its ``attrs["drawb"]``."""
     headers = columns.headers
@@ -168,15 +145,9 @@ def build_arrays(
     data["request_policy"] = sparse_object_array(columns.policies, n)
     flags = np.repeat(np.array(complete, dtype=bool), counts)
     data["pool_complete"] = pd.arrays.BooleanArray(flags, np.zeros(n, dtype=bool))
-    if allocations:
-        claim, request, reserved = attach_allocations(columns, allocations)
-        data["claim"] = string_array(claim)
-        data["request"] = string_array(request)
-        data["reserved_for"] = object_array(reserved)
-    else:
-        data["claim"] = pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()))
-        data["request"] = pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()))
-        data["reserved_for"] = np.full(n, None, dtype=object)
+    data["claim"] = pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()))
+    data["request"] = pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()))
+    data["reserved_for"] = np.full(n, None, dtype=object)
 
     return data, frame_attrs(attribute_types, list_kinds, capacities, problems)
 

@@ -8,6 +8,7 @@ from drawb.inventory._frame import build_frame
 from drawb.inventory._read import device_list, list_items, read_columns, read_header
 from drawb.inventory.claims import allocations
 from drawb.inventory.errors import raise_if_strict
+from drawb.inventory.join import join_allocations
 from drawb.inventory.pools import pool_states
 
 
@@ -35,4 +36,5 @@ def device_frame(slices: list[dict], claims: list[dict] | None = None, *, strict
     claims = list_items(claims)
     allocated = allocations(claims, problems) if claims else None
     raise_if_strict(problems, strict)
-    return build_frame(columns, complete, problems, allocated)
+    frame = build_frame(columns, complete, problems)
+    return join_allocations(frame, allocated) if allocated else frame

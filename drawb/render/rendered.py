@@ -42,12 +42,11 @@ class Rendered:
         return out
 
     def apply(self, cluster: Any, dry_run: bool = True) -> list[dict]:
-        """Apply through ``cluster`` (server-side apply): always a dry run first; for real only with dry_run=False."""
+        """Apply through ``cluster`` (server-side apply; the cluster dry-runs everything first); for real only
+        with dry_run=False."""
         if self.revalidate is not None:
             self.revalidate(cluster)
-        result = cluster.apply(self.documents, dry_run=True)
-        if not dry_run:
-            result = cluster.apply(self.documents, dry_run=False)
+        result = cluster.apply(self.documents, dry_run=dry_run)
         self.applied, self.server_objects = ("dry run" if dry_run else "applied"), result
         return result
 

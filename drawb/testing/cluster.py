@@ -33,9 +33,10 @@ from pathlib import Path
 import urllib3
 import yaml
 
+from drawb.cluster.protocol import ClusterError
 from drawb.testing import build as build_mod
 from drawb.testing import fake_driver
-from drawb.testing.api import Api, ApiError, path_for
+from drawb.testing.api import Api, path_for
 
 DEFAULT_NAME = "drawb"
 DRIVER_PID = "fake-driver.pid"
@@ -323,7 +324,7 @@ class LocalCluster:
                 checks[0]()
                 checks.pop(0)
                 continue
-            except (ApiError, OSError, RuntimeError, urllib3.exceptions.HTTPError) as err:  # not up yet
+            except (ClusterError, OSError, RuntimeError, urllib3.exceptions.HTTPError) as err:  # not up yet
                 last = str(err)
                 components_alive()  # a component that exited will not come back: fail now
             if time.monotonic() > deadline:

@@ -37,9 +37,11 @@ from pathlib import Path
 
 import yaml
 
+from drawb.cluster.kube.informer import Informer
+from drawb.cluster.protocol import ClusterError, kind_of
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.podlogs import Run, simulate
-from drawb.testing.api import Api, ApiError, path_for
+from drawb.testing.api import Api, path_for
 
 DRIVER = "gpu.nvidia.com"
 FIELD_MANAGER = "drawb-fake-driver"
@@ -451,7 +453,7 @@ class FakeDriver:
                 if not self.complete(pod):
                     self._pending[uid] = pod
                     return
-            except ApiError as err:
+            except ClusterError as err:
                 log.warning("pod %s/%s: %s", pod["metadata"]["namespace"], pod["metadata"]["name"], err)
                 self._pending[uid] = pod
                 return
@@ -466,7 +468,7 @@ class FakeDriver:
                 self.prepare_logs(pod)
                 self._prepared.add(uid)
             done = bool(pod["spec"].get("nodeName")) and self.serve_logs(pod)
-        except ApiError as err:
+        except ClusterError as err:
             log.warning("pod %s/%s: %s", pod["metadata"]["namespace"], pod["metadata"]["name"], err)
             done = False
         if done:
@@ -475,35 +477,13 @@ class FakeDriver:
         elif pod["spec"].get("nodeName") or uid not in self._prepared:
             self._pending[uid] = pod
 
-    def _watch_pods(self, events: queue.Queue, stop: threading.Event) -> None:
-        """List then watch all pods into ``events``; re-list on 410 Gone or errors."""
-        backoff = 0.2
-        while not stop.is_set():
-            try:
-                listing = self.api.get(path_for("Pod"))
-                for pod in listing["items"]:
-                    events.put(("ADDED", pod))
-                rv = listing["metadata"]["resourceVersion"]
-                while not stop.is_set():
-                    for event in self.api.watch(path_for("Pod"), rv, timeout_seconds=30):
-                        rv = event["object"]["metadata"]["resourceVersion"]
-                        if event["type"] != "BOOKMARK":
-                            events.put((event["type"], event["object"]))
-                        if stop.is_set():
-                            return
-                    backoff = 0.2
-            except Exception as err:  # noqa: BLE001 - survive API restarts and watch expiry, then re-list
-                if stop.is_set():
-                    return
-                log.info("pod watch: %s; re-listing in %.1fs", err, backoff)
-                stop.wait(backoff)
-                backoff = min(backoff * 2, 5)
-
     def run(self, stop: threading.Event) -> None:
         """Serve pod logs until ``stop`` is set."""
         events: queue.Queue = queue.Queue()
-        watcher = threading.Thread(target=self._watch_pods, args=(events, stop), daemon=True, name="pod-watch")
-        watcher.start()
+        pods = Informer(self.api.api_client, kind_of("Pod"))  # re-lists on 410 Gone, reconnects with backoff
+        pods.start()
+        for pod in pods.subscribe(lambda kind, obj: events.put((kind, obj))):
+            events.put(("ADDED", pod))
         retried = time.monotonic()
         while not stop.is_set():
             try:
@@ -521,6 +501,7 @@ class FakeDriver:
                 retried = time.monotonic()
                 for pending in list(self._pending.values()):
                     self._handle(pending)
+        pods.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -543,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
                      else Inventory.from_files(args.objects) if args.objects else Inventory())
         driver.publish(inventory, progress=log.info)
         driver.wait_nodes_ready((n["metadata"]["name"] for n in inventory.nodes), args.timeout)
-    except (ApiError, OSError, ValueError, TimeoutError) as err:
+    except (ClusterError, OSError, ValueError, TimeoutError) as err:
         log.error("%s%s", FATAL, err)
         return 1
     log.info("published %d nodes, %d slices, %d classes", len(inventory.nodes),

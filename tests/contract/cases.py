@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from drawb.cluster.protocol import MANAGED_BY_LABEL, Cluster, ClusterError, NotManagedByDrawb
+from drawb.cluster.live import LiveDevices
+from drawb.cluster.protocol import MANAGED_BY_LABEL, Cluster, ClusterError, NotManagedByDrawb, WatchableCluster
+from drawb.testing.waiting import wait_for
 
 
 def _template(name: str, namespace: str) -> dict:
@@ -81,6 +83,57 @@ def reports_version_and_served_resources(cluster: Cluster, namespace: str) -> No
     assert {"resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1/resourceclaims", "v1/pods"} <= served
 
 
+def watch_reports_every_change_and_keeps_list_current(cluster: WatchableCluster, namespace: str) -> None:
+    assert isinstance(cluster, WatchableCluster)
+    seen: list[tuple[str, str]] = []
+    snapshot = cluster.watch("ResourceClaimTemplate").subscribe(
+        lambda kind, obj: seen.append((kind, obj["metadata"]["name"]))
+    )
+    assert "watched" not in {o["metadata"]["name"] for o in snapshot}
+    cluster.apply([_template("watched", namespace)])
+    wait_for(lambda: ("ADDED", "watched") in seen, what="ADDED event")
+    assert [t["metadata"]["name"] for t in cluster.list("ResourceClaimTemplate", namespace)] == ["watched"]
+    cluster.apply([_template("watched", namespace) | {"metadata": {"name": "watched", "namespace": namespace,
+                                                                  "annotations": {"drawb.test/changed": "yes"}}}])
+    wait_for(lambda: ("MODIFIED", "watched") in seen, what="MODIFIED event")
+    cluster.delete("ResourceClaimTemplate", "watched", namespace)
+    wait_for(lambda: ("DELETED", "watched") in seen, what="DELETED event")
+    assert cluster.list("ResourceClaimTemplate", namespace) == []
+
+
+def a_failing_watch_handler_is_survived(cluster: WatchableCluster, namespace: str) -> None:
+    seen: list[str] = []
+
+    def broken(kind: str, obj: dict) -> None:
+        raise RuntimeError("handler bug")
+
+    watch = cluster.watch("ResourceClaimTemplate")
+    watch.subscribe(broken)
+    watch.subscribe(lambda kind, obj: seen.append(obj["metadata"]["name"]))
+    cluster.apply([_template("after-bug", namespace)])
+    wait_for(lambda: "after-bug" in seen, what="the second handler's event")
+
+
+def live_devices_follow_slice_changes(cluster: WatchableCluster, namespace: str) -> None:
+    live = LiveDevices(cluster)
+    before = len(live.frame())
+    template = next(s for s in cluster.list("ResourceSlice") if s["spec"]["driver"] == "gpu.nvidia.com")
+    extra = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"drawb-contract-{namespace}"},
+        "spec": {**template["spec"], "pool": {"name": f"contract-{namespace}", "generation": 1, "resourceSliceCount": 1}},
+    }
+    cluster.apply([extra])
+    try:
+        added = len(template["spec"]["devices"])
+        wait_for(lambda: len(live.frame()) == before + added, what="the new slice's devices in the frame")
+        assert set(live.frame()["pool"]) >= {f"contract-{namespace}"}
+    finally:
+        cluster.delete("ResourceSlice", extra["metadata"]["name"])
+    wait_for(lambda: len(live.frame()) == before, what="the deleted slice's devices gone")
+
+
 CASES = [
     lists_slices_as_plain_json,
     lists_the_nvidia_device_classes,
@@ -91,4 +144,7 @@ CASES = [
     apply_is_all_or_nothing,
     delete_removes_only_what_drawb_created,
     reports_version_and_served_resources,
+    watch_reports_every_change_and_keeps_list_current,
+    a_failing_watch_handler_is_survived,
+    live_devices_follow_slice_changes,
 ]

@@ -116,3 +116,25 @@ def test_devices_stay_live_on_a_real_cluster(control_plane):
         wait_for(lambda: len(session.devices()) == len(first), what="deleted slice gone from frame")
     finally:
         session.close()
+
+
+def test_a_real_apply_dry_runs_once_then_writes(kube, namespace, monkeypatch):
+    """Rendered.apply(dry_run=False) of a claim template and a pod: per object one GET (is it drawb's?),
+    one dry-run PATCH and one PATCH, counted on the requests KubeCluster sends to the real API server."""
+    import drawb.cluster.kube.cluster as kube_module
+    from drawb.render import render
+
+    sent: list[tuple[str, bool]] = []
+    real_request = kube_module.request
+
+    def counting(client, method, path, **kwargs):
+        sent.append((method, (kwargs.get("query") or {}).get("dryRun") == "All"))
+        return real_request(client, method, path, **kwargs)
+
+    monkeypatch.setattr(kube_module, "request", counting)
+    rendered = render("single-gpu", namespace=namespace, cluster=kube)
+    sent.clear()  # render itself reads the cluster's classes and version
+    rendered.apply(kube, dry_run=False)
+    assert len(rendered.documents) == 2
+    assert sorted(sent) == [("GET", False)] * 2 + [("PATCH", False)] * 2 + [("PATCH", True)] * 2
+    assert kube.get("Pod", rendered.documents[1]["metadata"]["name"], namespace) is not None

@@ -8,21 +8,21 @@ from collections.abc import Iterator
 from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
 
-from drawb.cluster.kube.http import request
-from drawb.cluster.kube.informer import Handler, Informer
+from drawb.cluster.kube.informer import Informer
+from drawb.cluster.kube.rest import list_objects, request, stream_lines
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
     ClusterError,
     NotConnected,
     NotManagedByDrawb,
+    group_version_path,
     is_managed,
     kind_of,
     with_managed_label,
 )
 from drawb.errors import PROG
 
-PAGE_SIZE = 500
 _FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\} (\d)', re.MULTILINE)
 
 
@@ -42,13 +42,11 @@ class KubeCluster:
         self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
         self._informers: dict[str, Informer] = {}
 
-    def watch(self, kind: str, handler: Handler | None = None) -> Informer:
+    def watch(self, kind: str) -> Informer:
         """Keep a live store of every ``kind`` object; later ``list`` calls read from it."""
         informer = self._informers.get(kind)
         if informer is None:
             informer = self._informers[kind] = Informer(self.client, kind_of(kind))
-        if handler is not None:
-            informer.add_handler(handler)
         informer.start()
         return informer
 
@@ -59,12 +57,7 @@ class KubeCluster:
         self._informers.clear()
 
     def _path(self, kind: str, namespace: str | None = None, name: str | None = None) -> str:
-        k = kind_of(kind)
-        path = k.path_prefix
-        if k.namespaced and namespace:
-            path += f"/namespaces/{namespace}"
-        path += f"/{k.plural}"
-        return path + (f"/{name}" if name else "")
+        return kind_of(kind).path(namespace, name)
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
         """All objects of ``kind``: from the live store when watched, else listed page by page."""
@@ -72,18 +65,7 @@ class KubeCluster:
         if informer is not None and informer.synced.is_set():
             items = informer.items()
             return [o for o in items if namespace is None or o["metadata"].get("namespace") == namespace]
-        items: list[dict] = []
-        token = None
-        while True:
-            page = request(self.client, "GET", self._path(kind, namespace), query={"limit": PAGE_SIZE, "continue": token})
-            api_version = kind_of(kind).api_version
-            for item in page.get("items") or []:
-                item.setdefault("apiVersion", api_version)
-                item.setdefault("kind", kind)
-                items.append(item)
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return items
+        return list_objects(self.client, kind_of(kind), namespace)[0]
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """One object, or None when the server says it does not exist."""
@@ -107,8 +89,13 @@ class KubeCluster:
         return request(self.client, "PATCH", path, query=query, body=obj, content_type="application/apply-patch+yaml")
 
     def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
-        """Server-side apply; everything is dry-run first, and a failure undoes what this call created."""
+        """Server-side apply: every object is dry-run first, and a failure undoes what this call created.
+
+        Per object: one GET (is it drawb's? does it exist?), one dry-run PATCH, and unless ``dry_run``
+        one PATCH.
+        """
         labelled = [with_managed_label(o) for o in objects]
+        existed = []
         for obj in labelled:
             existing = self.get(obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
             if existing is not None and not is_managed(existing):
@@ -116,17 +103,16 @@ class KubeCluster:
                     f"{obj['kind']} '{obj['metadata']['name']}' exists and was not created by drawb; "
                     "refusing to change it"
                 )
+            existed.append(existing is not None)
         checked = [self._apply_one(o, dry_run=True) for o in labelled]
         if dry_run:
             return checked
         created: list[dict] = []
         applied = []
         try:
-            for obj in labelled:
-                meta = obj["metadata"]
-                existed = self.get(obj["kind"], meta["name"], meta.get("namespace")) is not None
+            for obj, was_there in zip(labelled, existed):
                 applied.append(self._apply_one(obj, dry_run=False))
-                if not existed:
+                if not was_there:
                     created.append(applied[-1])
         except ClusterError:
             for obj in reversed(created):
@@ -146,20 +132,11 @@ class KubeCluster:
 
     def logs(self, pod: str, namespace: str, container: str | None = None, follow: bool = False) -> Iterator[str]:
         """A pod's log lines, streamed while ``follow``."""
-        path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
+        path = kind_of("Pod").path(namespace, pod, "log")
         query = {"container": container, "follow": "true" if follow else None}
         raw = request(self.client, "GET", path, query=query, stream=True, timeout=(5, None) if follow else (5, 60))
-        try:
-            buffer = b""
-            for chunk in raw.stream(4096, decode_content=False):
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    yield line.decode(errors="replace")
-            if buffer:
-                yield buffer.decode(errors="replace")
-        finally:
-            raw.release_conn()
+        for line in stream_lines(raw):
+            yield line.decode(errors="replace")
 
     def server_version(self) -> str:
         """The API server's ``gitVersion``."""
@@ -169,9 +146,8 @@ class KubeCluster:
         """``<group/version>/<plural>`` for the group-versions drawb uses."""
         served = set()
         for group_version in sorted({k.api_version for k in KINDS.values()}):
-            path = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
             try:
-                doc = request(self.client, "GET", path)
+                doc = request(self.client, "GET", group_version_path(group_version))
             except ClusterError as exc:
                 if exc.status == 404:
                     continue

@@ -12,19 +12,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 
-import orjson
 from kubernetes.client import ApiClient
 
-from drawb.cluster.kube.http import request
-from drawb.cluster.protocol import ClusterError, Kind
+from drawb.cluster.kube.rest import list_objects, open_watch, watch_events
+from drawb.cluster.protocol import ClusterError, Handler, Kind
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[str, dict], None]  # (ADDED | MODIFIED | DELETED, object)
 WATCH_TIMEOUT_S = 240  # server closes the watch after this; we reconnect from the last version
-READ_TIMEOUT_S = WATCH_TIMEOUT_S + 30
 MAX_BACKOFF_S = 30.0
 
 
@@ -47,12 +43,6 @@ class Informer:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._response = None
-
-    @property
-    def path(self) -> str:
-        """The collection's URL path."""
-        ns = f"/namespaces/{self.namespace}" if self.kind.namespaced and self.namespace else ""
-        return f"{self.kind.path_prefix}{ns}/{self.kind.plural}"
 
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler(event_type, obj)`` on every change after the initial list."""
@@ -97,18 +87,8 @@ class Informer:
 
     def relist(self) -> None:
         """Replace the store with a fresh list and remember its resourceVersion."""
-        items: dict[str, dict] = {}
-        token, version = None, None
-        while True:
-            page = request(self.client, "GET", self.path, query={"limit": 500, "continue": token})
-            for obj in page.get("items") or []:
-                obj.setdefault("apiVersion", self.kind.api_version)
-                obj.setdefault("kind", self.kind.kind)
-                items[object_key(obj)] = obj
-            meta = page.get("metadata") or {}
-            version, token = meta.get("resourceVersion"), meta.get("continue")
-            if not token:
-                break
+        objects, version = list_objects(self.client, self.kind, self.namespace)
+        items = {object_key(obj): obj for obj in objects}
         with self._lock:
             old, self.store = self.store, items
         self.resource_version = version
@@ -145,30 +125,16 @@ class Informer:
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
 
     def _watch_once(self) -> None:
-        query = {
-            "watch": "true",
-            "allowWatchBookmarks": "true",
-            "resourceVersion": self.resource_version,
-            "timeoutSeconds": WATCH_TIMEOUT_S,
-        }
-        response = request(self.client, "GET", self.path, query=query, stream=True, timeout=(5, READ_TIMEOUT_S))
+        response = open_watch(self.client, self.kind, self.resource_version, WATCH_TIMEOUT_S, self.namespace)
         self._response = response
         try:
-            buffer = b""
-            for chunk in response.stream(65536, decode_content=False):
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        self._on_event(orjson.loads(line))
+            for event in watch_events(response):
+                self._on_event(event)
         finally:
             self._response = None
-            response.release_conn()
 
     def _on_event(self, event: dict) -> None:
         kind, obj = event.get("type"), event.get("object") or {}
-        if kind == "ERROR":
-            raise ClusterError(obj.get("message", "watch error"), status=obj.get("code"), reason=obj.get("reason"))
         version = (obj.get("metadata") or {}).get("resourceVersion")
         if kind == "BOOKMARK":
             self.resource_version = version or self.resource_version

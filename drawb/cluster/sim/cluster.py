@@ -25,6 +25,7 @@ from drawb.cluster.sim.podlogs import pod_logs
 from drawb.cluster.sim.publish import stable_uuid
 from drawb.cluster.sim.scenarios import Scenario, build_scenario
 from drawb.cluster.sim.validate import check_object
+from drawb.cluster.sim.watch import SimWatch
 from drawb.cluster.sim.workloads import demo_workloads
 
 SIM_VERSION = "v1.34.3"
@@ -42,6 +43,7 @@ class SimCluster:
         self.feature_gates = effective_gates(int(SIM_VERSION.split(".")[1]), self.scenario.feature_gates)
         self._objects: dict[Key, dict] = {}
         self._versions = itertools.count(1)
+        self._watches: dict[str, SimWatch] = {}
         self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), SIM_VERSION[1:5],
                                    self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()})
         namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in BUILTIN_NAMESPACES]
@@ -70,8 +72,10 @@ class SimCluster:
         if "uid" not in meta:  # set by the API server at creation: new for every new object
             meta["uid"] = stable_uuid("uid", key[0], key[1], key[2], meta["resourceVersion"])[4:]
             meta.setdefault("creationTimestamp", self.lifecycle.clock.timestamp(self.lifecycle.now))
+        event = "MODIFIED" if key in self._objects else "ADDED"
         self._objects[key] = obj
         self.lifecycle.changed(key[0], obj)
+        self._notify(key[0], event, obj)
         return obj
 
     def _discard(self, kind: str, namespace: str | None, name: str) -> None:
@@ -79,11 +83,30 @@ class SimCluster:
         obj = self._objects.pop((kind, namespace, name), None)
         if obj is not None:
             self.lifecycle.changed(kind, obj, deleted=True)
+            self._notify(kind, "DELETED", obj)
 
     def sleep(self, seconds: float) -> None:
         """Let simulated time pass (for real on the default wall clock)."""
         self.lifecycle.clock.sleep(seconds)
         self.lifecycle.catch_up()
+
+    def _notify(self, kind: str, event_type: str, obj: dict) -> None:
+        watch = self._watches.get(kind)
+        if watch is not None:
+            watch.notify(event_type, obj)
+
+    def watch(self, kind: str) -> SimWatch:
+        """The live store of ``kind``: subscribers hear of every change as it is made."""
+        name = kind_of(kind).kind
+        if name not in self._watches:
+            self._watches[name] = SimWatch(name, lambda: self.list(name))
+        return self._watches[name]
+
+    def close(self) -> None:
+        """Stop every watch."""
+        for watch in self._watches.values():
+            watch.stop()
+        self._watches.clear()
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
         """All objects of ``kind``, deep-copied so callers cannot change the store."""

@@ -1,0 +1,134 @@
+"""drawb's one REST layer over the official client's ApiClient (auth, TLS, proxies come from it).
+
+Every request to a real API server goes through here: paths come from the protocol's ``Kind``,
+lists are read page by page in one loop, and streamed answers (watch events, pod logs) are split
+into lines in one place. Objects stay raw JSON dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import urlencode
+
+import orjson
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+from drawb.cluster.protocol import ClusterError, Kind, NotConnected
+
+DEFAULT_TIMEOUT = (5, 60)  # connect, read seconds
+PAGE_SIZE = 500
+
+
+def request(
+    client: ApiClient,
+    method: str,
+    path: str,
+    *,
+    query: dict | None = None,
+    body: object = None,
+    content_type: str = "application/json",
+    timeout: object = DEFAULT_TIMEOUT,
+    stream: bool = False,
+):
+    """Send one request; return the parsed JSON body (or the raw response when ``stream``)."""
+    query = {k: v for k, v in (query or {}).items() if v is not None}
+    url_path = path + ("?" + urlencode(query) if query else "")
+    headers = {"Accept": "application/json", "Content-Type": content_type}
+    # The client serialises JSON bodies itself; any other content type (apply patches) is sent as text.
+    json_body = content_type == "application/json"
+    data = body if json_body or body is None or isinstance(body, str) else orjson.dumps(body).decode()
+    try:
+        serialized = client.param_serialize(
+            method, url_path, header_params=headers, body=None, auth_settings=["BearerToken"]
+        )
+        method_, url, header_params, _, post = serialized
+        response = client.call_api(method_, url, header_params, data, post, _request_timeout=timeout)
+    except ApiException as exc:
+        raise _cluster_error(exc.status, exc.body, exc.reason) from None
+    except Exception as exc:  # urllib3 connection errors and the like
+        raise NotConnected(f"cannot reach the API server at {client.configuration.host}: {_short(exc)}") from None
+    raw = response.response
+    if not 200 <= response.status <= 299:
+        raise _cluster_error(response.status, raw.data, raw.reason)
+    if stream:
+        return raw
+    payload = raw.data
+    return orjson.loads(payload) if payload else None
+
+
+def list_objects(client: ApiClient, kind: Kind, namespace: str | None = None) -> tuple[list[dict], str | None]:
+    """Every object of ``kind`` (in ``namespace``, or everywhere), page by page, and the list's resourceVersion.
+
+    List items lack ``apiVersion`` and ``kind``; they are filled in, so each item reads like a GET.
+    """
+    items: list[dict] = []
+    token = None
+    while True:
+        page = request(client, "GET", kind.path(namespace), query={"limit": PAGE_SIZE, "continue": token})
+        for item in page.get("items") or []:
+            item.setdefault("apiVersion", kind.api_version)
+            item.setdefault("kind", kind.kind)
+            items.append(item)
+        meta = page.get("metadata") or {}
+        token = meta.get("continue")
+        if not token:
+            return items, meta.get("resourceVersion")
+
+
+def open_watch(
+    client: ApiClient, kind: Kind, resource_version: str | None, timeout_s: int, namespace: str | None = None
+):
+    """Start a watch of ``kind`` from ``resource_version`` (bookmarks on); the raw streaming response.
+
+    The server ends the watch after ``timeout_s``; the client waits 30 s longer before giving up.
+    """
+    query = {
+        "watch": "true",
+        "allowWatchBookmarks": "true",
+        "resourceVersion": resource_version,
+        "timeoutSeconds": timeout_s,
+    }
+    return request(client, "GET", kind.path(namespace), query=query, stream=True, timeout=(5, timeout_s + 30))
+
+
+def watch_events(response) -> Iterator[dict]:
+    """The events (``{"type", "object"}``) of a watch response; an ERROR event raises ClusterError (410: expired)."""
+    for line in stream_lines(response, chunk_size=65536):
+        if not line.strip():
+            continue
+        event = orjson.loads(line)
+        if event.get("type") == "ERROR":
+            status = event.get("object") or {}
+            raise ClusterError(status.get("message", "watch error"), status=status.get("code"), reason=status.get("reason"))
+        yield event
+
+
+def stream_lines(response, chunk_size: int = 4096) -> Iterator[bytes]:
+    """The lines of a streamed response as they arrive (a last line without newline too); releases it at the end."""
+    try:
+        buffer = b""
+        for chunk in response.stream(chunk_size, decode_content=False):
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            yield from lines
+        if buffer:
+            yield buffer
+    finally:
+        response.release_conn()
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    return text.split("Caused by")[-1].strip(" ()'\"") if "Caused by" in text else text
+
+
+def _cluster_error(status: int | None, body: bytes | str | None, reason: str | None) -> ClusterError:
+    message, why = reason or "error", reason
+    try:
+        payload = orjson.loads(body) if body else {}
+        message = payload.get("message") or message
+        why = payload.get("reason") or why
+    except orjson.JSONDecodeError:
+        pass
+    return ClusterError(f"{message} (HTTP {status})", status=status, reason=why, server_message=message)
