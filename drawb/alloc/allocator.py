@@ -15,6 +15,7 @@ from drawb.alloc.selectors import evaluator_for
 from drawb.alloc.state import AllocatedState, gather_allocated
 from drawb.alloc.validation import validate
 from drawb.alloc.versions import Flavor, flavor as resolve_flavor
+from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 
 Obj = Mapping[str, Any]
 
@@ -26,7 +27,7 @@ def allocate(
     slices: Iterable[Obj],
     classes: Iterable[Obj],
     allocated: Iterable[Obj] = (),
-    kubernetes_version: str = "1.34",
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> list[dict] | None:
     """Allocate ``claims`` together on ``node`` as the scheduler of ``kubernetes_version`` does.

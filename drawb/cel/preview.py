@@ -9,6 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.cel.selector import CELCompileError, Selector, compile_selector
 from drawb.cel.vector import outcome
 
@@ -145,7 +146,7 @@ def select(
     frame: pd.DataFrame,
     expression: str | Selector | Sequence[str | Selector],
     *,
-    kubernetes_version: str = "1.34",
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
     stored: bool = False,
     feature_gates: Mapping[str, bool] | None = None,
     class_selectors: Iterable[str | Selector] = (),
@@ -191,7 +192,7 @@ def preview(
     *,
     device_classes: Iterable[Mapping[str, Any]] = (),
     class_name: str | None = None,
-    kubernetes_version: str = "1.34",
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> SelectResult:
     """`select` for the notebook: a compile error is returned in the result (shown with its caret), not raised."""

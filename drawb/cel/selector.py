@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.cel.ast import CheckedAst, Type, decode_checked, go_type_string
 from drawb.cel.device import from_json
 from drawb.cel.diagnostics import format_issue, issues_text
@@ -17,6 +18,7 @@ from drawb.cel.interp import COST_LIMIT, Compiler, Ctx
 from drawb.cel.rewrite import nesting_depth, presence_of_device_fields
 from drawb.cel.validators import constant_regex_error, extra_issues
 from drawb.cel.values import CelError, type_name
+from drawb.errors import DrawbError
 
 MAX_EXPRESSION_BYTES = 10 * 1024
 MAX_COST = 1_000_000
@@ -29,7 +31,7 @@ NO_SUCH_KEY_HINT = (
 NO_SUCH_KEY_HINT_SINCE = 37
 
 
-class CELCompileError(ValueError):
+class CELCompileError(DrawbError, ValueError):
     """The API server would reject the expression; `str()` is its detail text."""
 
     def __init__(self, message: str, expression: str, reason: str) -> None:
@@ -39,7 +41,7 @@ class CELCompileError(ValueError):
         self.reason = reason  # "syntax", "type", "length", "cost", "result"
 
 
-class CELEvalError(RuntimeError):
+class CELEvalError(DrawbError, RuntimeError):
     """Evaluating the selector on a device fails in the scheduler (the allocation attempt aborts)."""
 
     def __init__(self, message: str, minor: int = NO_SUCH_KEY_HINT_SINCE) -> None:
@@ -120,7 +122,7 @@ class Selector:
 def compile_selector(
     expression: str,
     *,
-    kubernetes_version: str = "1.34",
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
     stored: bool = False,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> Selector:
@@ -138,7 +140,7 @@ def compile_selector(
 def evaluate_expression(
     expression: str,
     *,
-    kubernetes_version: str = "1.34",
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
     stored: bool = True,
     feature_gates: Mapping[str, bool] | None = None,
     device: Mapping[str, Any] | None = None,

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from drawb.api.quantity import Quantity
+from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.cel import CELCompileError, CELEvalError, compile_selector
 from drawb.cel.env import GATE_DEFAULTS
 
@@ -25,7 +26,7 @@ DeviceKey = tuple[str, str, str]  # (driver, pool, device)
 
 
 def problems(claims: list[dict], allocations: list[dict], *, node: dict, slices: Iterable[dict],
-             classes: Iterable[dict], allocated: Iterable[dict] = (), kubernetes_version: str = "1.34",
+             classes: Iterable[dict], allocated: Iterable[dict] = (), kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
              feature_gates: Mapping[str, bool] | None = None) -> list[str]:
     """Every rule the allocations (one ``status.allocation`` per claim) break; empty when valid."""
     gates = dict(feature_gates or {})
