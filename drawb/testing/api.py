@@ -17,18 +17,14 @@ from drawb.cluster.protocol import KINDS, ClusterError, Kind
 
 ApiError = ClusterError  # what the test client raises: the REST layer's error, with the server's status and message
 
-TEST_KINDS: dict[str, Kind] = {
-    **KINDS,
-    **{
-        k.kind: k
-        for k in (
-            Kind("ServiceAccount", "v1", "serviceaccounts", True),
-            Kind("ConfigMap", "v1", "configmaps", True),
-            Kind("Lease", "coordination.k8s.io/v1", "leases", True),
-            Kind("Logs", "kwok.x-k8s.io/v1alpha1", "logs", True),
-        )
-    },
-}
+# The namespaced kinds only tests touch, as (kind, apiVersion, plural), beside the protocol's.
+_TEST_ONLY = (
+    ("ServiceAccount", "v1", "serviceaccounts"),
+    ("ConfigMap", "v1", "configmaps"),
+    ("Lease", "coordination.k8s.io/v1", "leases"),
+    ("Logs", "kwok.x-k8s.io/v1alpha1", "logs"),
+)
+TEST_KINDS: dict[str, Kind] = {**KINDS, **{k: Kind(k, v, plural, True) for k, v, plural in _TEST_ONLY}}
 
 
 def path_for(kind: str, name: str = "", namespace: str = "") -> str:
