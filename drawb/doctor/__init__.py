@@ -17,10 +17,12 @@ from drawb.doctor.checks import (
     check_gpu_nodes,
     check_pending_pods,
     check_pools,
+    check_taint_rules,
     check_priority_classes,
     check_version,
 )
 from drawb.doctor.gates import check_gates
+from drawb.doctor.probes import ON
 from drawb.doctor.report import Check, Report, ReportJson
 
 __all__ = ["Check", "Report", "ReportJson", "diagnose"]
@@ -48,13 +50,15 @@ def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False
     simulated = type(cluster).__module__.startswith("drawb.cluster.sim")
     report = Report(cluster=cluster.description, server_version=version, simulated=simulated)
     minor = check_version(report, version)
-    if check_api(report, cluster.group_versions("resource.k8s.io")):
+    versions = cluster.group_versions("resource.k8s.io")
+    if check_api(report, versions):
         snapshot = _snapshot(cluster)
         check_classes(report, snapshot)
         check_gpu_nodes(report, snapshot)
         check_pools(report, snapshot)
         report.feature_gates_metric = cluster.feature_gates_metric()
         outcomes = check_gates(report, cluster, namespace, minor, report.feature_gates_metric)
+        check_taint_rules(report, minor, outcomes["DRADeviceTaints"].state == ON, versions)
         check_double_booking(report, snapshot)
         check_pending_pods(report, snapshot)
         check_priority_classes(report, snapshot)

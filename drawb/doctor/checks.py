@@ -294,3 +294,17 @@ def check_priority_classes(report: Report, snapshot: Snapshot) -> None:
     else:
         report.add("priority and preemption", PASS, "no PriorityClass beyond the built-in ones, so the lack of "
                    "preemption for DRA devices does not bite")
+
+
+def check_taint_rules(report: Report, minor: int | None, taints_on: bool, versions: list[str]) -> None:
+    """1.34: a scheduler with DRADeviceTaints waits for DeviceTaintRules, served only as resource.k8s.io/v1alpha3."""
+    if minor != 34 or not taints_on:
+        return
+    if "v1alpha3" in versions:
+        report.add("DeviceTaintRule API", PASS, "DRADeviceTaints is on and resource.k8s.io/v1alpha3 (DeviceTaintRule) "
+                   "is served, as kube-scheduler 1.34 needs")
+    else:
+        report.add("DeviceTaintRule API", FAIL,
+                   "DRADeviceTaints is on, but resource.k8s.io/v1alpha3 is not served: kube-scheduler 1.34 with that "
+                   "gate lists DeviceTaintRules from it, never syncs, and schedules no pod at all",
+                   "add resource.k8s.io/v1alpha3=true to kube-apiserver's --runtime-config, or turn DRADeviceTaints off")

@@ -21,8 +21,8 @@ def _expected(gate: str, minor: int | None) -> str:
     return f"{history.stage(minor)} in 1.{minor}, {'on' if history.default(minor) else 'off'} by default"
 
 
-def _turn_on(gate: str, others: str, minor: int | None) -> str:
-    where = "kube-apiserver" + (" and the components named above" if others else "")
+def _turn_on(gate: str, components: tuple[str, ...], minor: int | None) -> str:
+    where = ", ".join(("kube-apiserver",) + components)
     alpha = minor is not None and DRA_GATES[gate].stage(minor) == "alpha"
     return (f"set --feature-gates={gate}=true on {where}"
             + (" (alpha: for test clusters; it changes how the scheduler allocates)" if alpha else ""))
@@ -41,7 +41,7 @@ def gate_check(report: Report, probe: GateProbe, outcome: Outcome, minor: int | 
                 f"or /metrics, or {LIVE_HINT}") if probe.others else ""
         report.add(probe.gate, PASS, f"on: {evidence}", rest)
     elif outcome.state == OFF:
-        report.add(probe.gate, WARN, f"off: {evidence}", _turn_on(probe.gate, probe.others, minor))
+        report.add(probe.gate, WARN, f"off: {evidence}", _turn_on(probe.gate, probe.components, minor))
     else:
         report.add(probe.gate, WARN, evidence,
                    "allow drawb to dry-run create the probe object (RBAC `create` on it), or check the "
@@ -62,7 +62,7 @@ def device_status_check(report: Report, binding: Outcome | None, minor: int | No
         state = "on" if metric[gate] else "off"
         report.add(gate, PASS if metric[gate] else WARN,
                    f"{state} in the API server by its own metric{_metric(metric, gate)}; {unprovable}{expected}",
-                   "" if metric[gate] else _turn_on(gate, "", minor))
+                   "" if metric[gate] else _turn_on(gate, (), minor))
     else:
         report.add(gate, WARN, f"unknown: {unprovable}, and the API server's metrics are not readable{expected}",
                    f"read `kubectl get --raw /metrics | grep 'kubernetes_feature_enabled{{name=\"{gate}\"'` "

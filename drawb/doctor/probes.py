@@ -35,7 +35,8 @@ class GateProbe:
     fields: str  # what the probe sends, in words
     spec: Callable[[], dict]
     kept: Callable[[dict], bool]
-    others: str  # which other components need the gate too, or "" when only the API server does
+    others: str  # which other components need the gate too and why, or "" when only the API server does
+    components: tuple[str, ...] = ()  # those components, for the --feature-gates fix
     error_means: tuple[tuple[str, str], ...] = ()  # (text in the API server's refusal, state it shows)
 
     def object(self, name: str, namespace: str) -> dict:
@@ -83,12 +84,14 @@ PROBES: tuple[GateProbe, ...] = (
                  "extendedResourceName": f"{PROBE_DRIVER}/probe"},
         lambda a: "extendedResourceName" in (a.get("spec") or {}),
         "kube-scheduler (serves extended-resource requests such as nvidia.com/gpu through the class) and the kubelet",
+        ("kube-scheduler", "kubelet"),
     ),
     GateProbe(
         "DRAPartitionableDevices", "ResourceSlice", "spec.sharedCounters",
         _slice(sharedCounters=[{"name": "probe", "counters": {"memory": {"value": "1Gi"}}}]),
         lambda a: bool((a.get("spec") or {}).get("sharedCounters")),
         "kube-scheduler (counts shared counters when it allocates)",
+        ("kube-scheduler",),
     ),
     GateProbe(
         "DRAPrioritizedList", "ResourceClaim", "spec.devices.requests[].firstAvailable",
@@ -96,6 +99,7 @@ PROBES: tuple[GateProbe, ...] = (
             {"name": "any", "deviceClassName": "gpu.nvidia.com"}]}]}},
         lambda a: "firstAvailable" in _request(a),
         "kube-scheduler (picks among the alternatives)",
+        ("kube-scheduler",),
         (("exactly one of `exactly` or `firstAvailable` is required", OFF),),
     ),
     GateProbe(
@@ -104,6 +108,7 @@ PROBES: tuple[GateProbe, ...] = (
             "deviceClassName": "gpu.nvidia.com", "adminAccess": True}}]}},
         lambda a: "adminAccess" in (_request(a).get("exactly") or {}),
         "kube-scheduler (allocates admin-access requests without reserving the device)",
+        ("kube-scheduler",),
         (("admin access to devices requires", ON),),
     ),
     GateProbe(
@@ -111,19 +116,23 @@ PROBES: tuple[GateProbe, ...] = (
         _slice(device={"taints": [{"key": f"{PROBE_DRIVER}/probe", "effect": "NoSchedule"}]}),
         lambda a: bool(_device(a).get("taints")),
         "kube-scheduler (honours taints and tolerations) and kube-controller-manager (evicts on NoExecute)",
+        ("kube-scheduler", "kube-controller-manager"),
     ),
     GateProbe(
         "DRAConsumableCapacity", "ResourceSlice", "spec.devices[].allowMultipleAllocations",
         _slice(device={"allowMultipleAllocations": True, "capacity": {"memory": {"value": "1Gi"}}}),
         lambda a: "allowMultipleAllocations" in _device(a),
         "kube-scheduler (shares one device among claims by capacity)",
+        ("kube-scheduler",),
     ),
     GateProbe(
-        "DRADeviceBindingConditions", "ResourceSlice", "spec.devices[].bindingConditions and bindsToNode",
-        _slice(device={"bindsToNode": True, "bindingConditions": [f"{PROBE_DRIVER}/ready"]}),
+        "DRADeviceBindingConditions", "ResourceSlice",
+        "spec.devices[].bindingConditions (kept only while DRAResourceClaimDeviceStatus is on too)",
+        _slice(device={"bindsToNode": True, "bindingConditions": [f"{PROBE_DRIVER}/ready"],
+                       "bindingFailureConditions": [f"{PROBE_DRIVER}/failed"]}),
         lambda a: bool(_device(a).get("bindingConditions")),
-        "kube-scheduler (waits for the conditions before binding the pod); the API server keeps these fields "
-        "only while DRAResourceClaimDeviceStatus is on as well",
+        "kube-scheduler (waits for the conditions before binding the pod)",
+        ("kube-scheduler",),
     ),
 )
 

@@ -103,9 +103,16 @@ def drop_disabled_fields(new: dict, old: dict | None, gates: dict[str, bool]) ->
 
 def check_gated_fields(obj: dict, namespace_labels: dict[str, str] | None) -> None:
     """Reject, worded as the API server, what the dropping left invalid or what a label forbids."""
-    if obj.get("kind") not in ("ResourceClaim", "ResourceClaimTemplate"):
+    kind, name = obj.get("kind"), obj["metadata"]["name"]
+    if kind == "ResourceSlice":
+        for i, device in enumerate(_slice_devices(obj)):
+            if device.get("bindingConditions") and not device.get("bindingFailureConditions"):
+                raise ClusterError(
+                    f'ResourceSlice.resource.k8s.io "{name}" is invalid: spec.devices[{i}].bindingFailureConditions: '
+                    "Invalid value: null: bindingFailureConditions are required to use bindingConditions",
+                    status=422, reason="Invalid")
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
         return
-    kind, name = obj["kind"], obj["metadata"]["name"]
     base = "spec.devices.requests" if kind == "ResourceClaim" else "spec.spec.devices.requests"
     for i, request in enumerate(_requests(obj)):
         if "exactly" not in request and "firstAvailable" not in request:
@@ -117,6 +124,6 @@ def check_gated_fields(obj: dict, namespace_labels: dict[str, str] | None) -> No
     for i, request in enumerate(_requests(obj)):
         if (request.get("exactly") or {}).get("adminAccess") and (namespace_labels or {}).get(ADMIN_NAMESPACE_LABEL) != "true":
             raise ClusterError(
-                f'{kind}.resource.k8s.io "{name}" is forbidden: {base}[{i}].adminAccess: Forbidden: admin access to '
+                f'{kind}.resource.k8s.io "{name}" is invalid: {base}[{i}].adminAccess: Forbidden: admin access to '
                 f"devices requires the `{ADMIN_NAMESPACE_LABEL}: true` label on the containing namespace",
                 status=422, reason="Invalid")
