@@ -65,7 +65,8 @@ def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False
         if live:
             from drawb.doctor.live import live_probe
 
-            # The simulated cluster answers at once: waiting longer would only hide that it did not.
-            live_probe(report, cluster, namespace, outcomes, timeout=min(live_timeout, 2) if simulated else live_timeout)
+            # The simulated cluster runs pods on the wall clock (a first image pull takes 10 s there).
+            timeout = min(live_timeout, 15) if simulated else live_timeout
+            live_probe(report, cluster, namespace, outcomes, timeout=timeout)
     report.seconds = time.monotonic() - started
     return report
