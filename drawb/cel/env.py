@@ -15,12 +15,19 @@ from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
 from drawb.cel import device, library
+from drawb.errors import DrawbError
 
 SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37")
 
 # Feature gates that change the DRA CEL environment, with the minor version from which each is on
 # by default (None: never on by default in the supported versions).
 GATE_DEFAULTS = {"DRAConsumableCapacity": 36, "DRAListTypeAttributes": None}
+
+
+class UnsupportedEnvironment(DrawbError, ValueError):
+    """A Kubernetes version or feature gate that drawb's DRA CEL environment does not model."""
+
+    hint = "drawb models Kubernetes 1.34 to 1.37 and their DRA feature gates"
 
 
 @dataclass(frozen=True)
@@ -41,14 +48,14 @@ class EnvSpec:
 
 
 def parse_minor(kubernetes_version: str) -> int:
-    """`"1.34"` (or `"v1.34.2"`) -> 34; raises ValueError for versions drawb does not model."""
+    """`"1.34"` (or `"v1.34.2"`) -> 34; raises UnsupportedEnvironment for versions drawb does not model."""
     text = kubernetes_version.lstrip("v")
     parts = text.split(".")
     if len(parts) < 2 or parts[0] != "1" or not parts[1].isdigit():
-        raise ValueError(f"kubernetes_version {kubernetes_version!r}: expected a version like '1.34'")
+        raise UnsupportedEnvironment(f"kubernetes_version {kubernetes_version!r}: expected a version like '1.34'")
     minor = int(parts[1])
     if not 34 <= minor <= 37:
-        raise ValueError(
+        raise UnsupportedEnvironment(
             f"kubernetes_version {kubernetes_version!r}: drawb models the DRA CEL environment of "
             f"{', '.join(SUPPORTED_VERSIONS)}"
         )
@@ -67,7 +74,7 @@ def env_spec(kubernetes_version: str, stored: bool, feature_gates: Mapping[str, 
     """Resolve version, stored flag and gates into the environment's declarations."""
     unknown = set(feature_gates or ()) - set(GATE_DEFAULTS)
     if unknown:
-        raise ValueError(f"unknown feature gate(s) {sorted(unknown)}; known: {sorted(GATE_DEFAULTS)}")
+        raise UnsupportedEnvironment(f"unknown feature gate(s) {sorted(unknown)}; known: {sorted(GATE_DEFAULTS)}")
     minor = parse_minor(kubernetes_version)
     list_gate = gate_enabled("DRAListTypeAttributes", minor, feature_gates)
     convert_lists = minor >= 37 or (minor == 36 and list_gate)

@@ -12,9 +12,16 @@ import pandas as pd
 from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.cel.selector import CELCompileError, Selector, compile_selector
 from drawb.cel.vector import outcome
+from drawb.errors import PROG, DrawbError
 
 SUMMARY_COLUMNS = ("node", "driver", "pool", "device")
 MAX_ROWS = 50  # rows shown in the text and HTML views
+
+
+class UnknownDeviceClass(DrawbError, KeyError):
+    """A preview names a DeviceClass that the cluster does not have."""
+
+    hint = f"`{PROG} classes` lists the DeviceClasses"
 
 
 @dataclass
@@ -201,7 +208,7 @@ def preview(
         classes = {c.get("metadata", {}).get("name"): c for c in device_classes}
         if class_name not in classes:
             known = ", ".join(sorted(k for k in classes if k))
-            raise KeyError(f"no DeviceClass {class_name!r}; known: {known or 'none'}")
+            raise UnknownDeviceClass(f"no DeviceClass {class_name!r}; known: {known or 'none'}")
         class_exprs = class_selector_expressions(classes[class_name])
     try:
         return select(

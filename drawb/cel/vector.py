@@ -32,6 +32,7 @@ from drawb.cel.operators import (
 )
 from drawb.cel.device import attribute_value, from_row
 from drawb.cel.selector import Selector, enhance_runtime_error, result_to_bool
+from drawb.errors import PROG, DrawbError
 from drawb.cel.values import OPTIONAL_NONE, CelError, Optional, QuantityValue, quantity_of
 from drawb.inventory.schema import (
     ALLOW_MULTIPLE,
@@ -129,6 +130,10 @@ def _factorize(series: pd.Series) -> tuple[np.ndarray, list]:
     return codes, table
 
 
+class IncompleteFrame(DrawbError, ValueError):
+    """A frame given to select lacks columns of the device frame it came from."""
+
+
 class FrameColumns:
     """Factorized columns of one frame, cached while the frame lives."""
 
@@ -147,9 +152,9 @@ class FrameColumns:
         expected = [*self.attribute_types, *(capacity_column(c) for c in self.capacities), "driver"]
         missing = [c for c in expected if c not in frame.columns]
         if missing:
-            raise ValueError(
+            raise IncompleteFrame(
                 f"the frame lacks {len(missing)} of its inventory columns (e.g. {missing[0]!r}); select needs the "
-                "whole device frame (drawb.inventory.device_frame, `%dra devices --wide`), not a column subset"
+                f"whole device frame (drawb.inventory.device_frame, `{PROG} devices --wide`), not a column subset"
             )
         self._codes: dict[str, tuple[np.ndarray, list]] = {}
         self._values: dict[str, list] = {}

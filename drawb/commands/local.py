@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drawb.commands.registry import arg, command
-from drawb.errors import UsageError
+from drawb.errors import PROG, UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
@@ -145,9 +145,9 @@ def load_readings(path: str) -> dict:
     try:
         return check_readings(json.loads(Path(path).read_text()))
     except OSError as exc:
-        raise UsageError(f"cannot read NVML readings {path!r}: {exc.strerror}", hint="give a file saved with `local --save FILE`") from None
+        raise UsageError(f"cannot read NVML readings {path!r}: {exc.strerror}", hint=f"give a file saved with `{PROG} local --save FILE`") from None
     except (ValueError, ReadingsError) as exc:
-        raise UsageError(f"{path}: {exc}", hint="give a file saved with `local --save FILE`") from None
+        raise UsageError(f"{path}: {exc}", hint=f"give a file saved with `{PROG} local --save FILE`") from None
 
 
 def _read(prog: str) -> dict:

@@ -70,6 +70,9 @@ def select_devices(
     ``%%dra select --class`` and ``%dra devices --class`` both go through here.
     """
     from drawb.cel import preview  # imported on use: keeps %load_ext fast
+    from drawb.cel.env import UnsupportedEnvironment
+    from drawb.cel.preview import UnknownDeviceClass
+    from drawb.cel.vector import IncompleteFrame
 
     classes = session.cluster.list("DeviceClass") if class_name else []
     try:
@@ -81,10 +84,8 @@ def select_devices(
             kubernetes_version=kubernetes_version or session.kubernetes_version,
             feature_gates=feature_gates,
         )
-    except KeyError as exc:
-        raise UsageError(str(exc.args[0]), hint=f"`{PROG} classes` lists the DeviceClasses") from None
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    except (UnknownDeviceClass, UnsupportedEnvironment, IncompleteFrame) as exc:
+        raise UsageError(str(exc), hint=exc.hint) from None
 
 
 def errors_warning(result: SelectResult, limit: int = 10) -> str:
