@@ -26,12 +26,12 @@ from drawb.check.manifests import (
     payload_command,
 )
 from drawb.check.run import Progress, cleanup, run_check
-from drawb.check.verdict import FAILED, MISMATCH, NO_GPU_VISIBLE, PASS, TIMEOUT, Verdict, VerdictJson
+from drawb.check.verdict import FAILED, MISMATCH, NO_GPU_VISIBLE, PASS, TIMEOUT, Verdict
 from drawb.cluster.protocol import Cluster
 from drawb.errors import DrawbError, UsageError
 
 __all__ = ["FAILED", "MISMATCH", "NO_GPU_VISIBLE", "PASS", "PAYLOADS", "RUN_LABEL", "TIMEOUT", "ClaimNotFound",
-           "Verdict", "VerdictJson", "build_objects", "check", "cleanup"]
+           "Verdict", "build_objects", "check", "cleanup"]
 
 
 class ClaimNotFound(DrawbError):

@@ -10,7 +10,6 @@ it, the parent GPU it is listed under (``parentUUID``). A MIG device published w
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import asdict, dataclass, field
 
 from drawb.gpu.smi_parse import SmiParseError, parse_list, parse_query_csv
@@ -245,19 +244,6 @@ class Verdict:
         return (f"<div><p style='font-size:1.1em'><b style='color:{colour}'>{html.escape(self.status)}</b> "
                 f"{html.escape(self.reason)}</p><pre>{body}</pre></div>")
 
-
-class VerdictJson(str):
-    """A verdict as JSON text (``--json``); keeps the verdict's exit status."""
-
-    exit_status: int
-
-    def __new__(cls, verdict: Verdict) -> VerdictJson:
-        text = super().__new__(cls, json.dumps(verdict.to_dict(), indent=2))
-        text.exit_status = verdict.exit_status
-        return text
-
-    def __repr__(self) -> str:
-        return str(self)
 
 
 def decide(containers: list[ContainerResult]) -> tuple[str, str]:

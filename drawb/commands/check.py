@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from drawb.commands.registry import COMMANDS, arg, command
+from drawb.commands.registry import COMMANDS, JsonResult, arg, command
 from drawb.session import Session
 
 
@@ -30,7 +30,7 @@ from drawb.session import Session
     arg("--json", action="store_true", help="return the verdict as JSON"),
 )
 def check(session: Session, args, cell):
-    from drawb.check import VerdictJson, check as run
+    from drawb.check import check as run
     from drawb.commands.render import collect_values
 
     if args.payload == "sample" and not args.image:
@@ -49,4 +49,4 @@ def check(session: Session, args, cell):
         payload=args.payload, command=shlex.split(args.command) if args.command else None, image=args.image,
         node=args.node,
     )
-    return VerdictJson(verdict) if args.json else verdict
+    return JsonResult(verdict.to_dict(), verdict.exit_status) if args.json else verdict

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drawb.commands.registry import arg, command
+from drawb.commands.registry import JsonResult, arg, command
 from drawb.session import Session
 
 
@@ -18,8 +18,8 @@ from drawb.session import Session
     arg("--timeout", type=float, default=60, help="seconds --live waits for each step (default 60)"),
 )
 def doctor(session: Session, args, cell):
-    from drawb.doctor import ReportJson, diagnose
+    from drawb.doctor import diagnose
 
     report = diagnose(session.cluster, namespace=args.namespace or session.namespace, live=args.live,
                       live_timeout=args.timeout).name_commands(session.prog)
-    return ReportJson(report) if args.json else report
+    return JsonResult(report.to_dict(), report.exit_status) if args.json else report

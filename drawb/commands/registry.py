@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,6 +68,20 @@ class _RaisingParser(argparse.ArgumentParser):
 
 
 COMMANDS: dict[str, Command] = {}
+
+
+class JsonResult(str):
+    """A command's result as JSON text (``--json``) that keeps its exit status for the CLI."""
+
+    exit_status: int
+
+    def __new__(cls, data: object, exit_status: int = 0) -> JsonResult:
+        text = super().__new__(cls, json.dumps(data, indent=2))
+        text.exit_status = exit_status
+        return text
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def arg(*args, **kwargs) -> tuple[tuple, dict]:

@@ -23,9 +23,9 @@ from drawb.doctor.checks import (
 )
 from drawb.doctor.gates import check_gates
 from drawb.doctor.probes import ON
-from drawb.doctor.report import Check, Report, ReportJson
+from drawb.doctor.report import Check, Report
 
-__all__ = ["Check", "Report", "ReportJson", "diagnose"]
+__all__ = ["Check", "Report", "diagnose"]
 
 
 def _snapshot(cluster: Cluster) -> Snapshot:

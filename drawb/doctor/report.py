@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import asdict, dataclass, field
 
 PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
@@ -111,16 +110,3 @@ class Report:
         return (f"<p><b>{html.escape(self.summary())}</b></p><table><thead><tr><th>status</th><th>check</th>"
                 f"<th>evidence</th><th>fix</th></tr></thead><tbody>{rows}</tbody></table>")
 
-
-class ReportJson(str):
-    """A report as JSON text (``--json``); keeps the report's exit status."""
-
-    exit_status: int
-
-    def __new__(cls, report: Report) -> ReportJson:
-        text = super().__new__(cls, json.dumps(report.to_dict(), indent=2))
-        text.exit_status = report.exit_status
-        return text
-
-    def __repr__(self) -> str:
-        return str(self)

@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
+from drawb.cluster.kube import KubeCluster
 from drawb.cluster.sim.scenarios import build_scenario
 from drawb.testing import build
 from drawb.testing.api import Api, path_for
@@ -151,6 +152,14 @@ def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> It
     name = control_plane.create_namespace(request.node.name)
     yield name
     control_plane.api().delete(path_for("Namespace", name))
+
+
+@pytest.fixture(scope="module")
+def kube(control_plane: ControlPlane) -> Iterator[KubeCluster]:
+    """drawb's Cluster protocol over the session's control plane (a test module may define its own)."""
+    cluster = KubeCluster(kubeconfig=str(control_plane.kubeconfig))
+    yield cluster
+    cluster.close()
 
 
 @pytest.fixture(scope="session")

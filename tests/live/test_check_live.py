@@ -5,19 +5,11 @@ from __future__ import annotations
 import pytest
 
 from drawb.check import PASS, check
-from drawb.cluster.kube import KubeCluster
 from drawb.testing.api import ApiError, path_for
 from drawb.testing.fake_driver import FAULTS_CONFIGMAP
 from tests.contract import check as cases
 
 pytestmark = pytest.mark.live
-
-
-@pytest.fixture(scope="module")
-def kube(control_plane):
-    cluster = KubeCluster(kubeconfig=str(control_plane.kubeconfig))
-    yield cluster
-    cluster.close()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import copy
 
 import pytest
 
-from drawb.cluster.kube import KubeCluster
 from drawb.cluster.protocol import ClusterError
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.inventory import device_frame
@@ -14,13 +13,6 @@ from drawb.testing.waiting import wait_for
 from tests.contract.cases import CASES
 
 pytestmark = pytest.mark.live
-
-
-@pytest.fixture
-def kube(control_plane):
-    cluster = KubeCluster(kubeconfig=str(control_plane.kubeconfig))
-    yield cluster
-    cluster.close()
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)

@@ -5,17 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from drawb.cluster.kube import KubeCluster
 from tests.contract.lifecycle import CASES
 
 pytestmark = pytest.mark.live
-
-
-@pytest.fixture
-def kube(control_plane):
-    cluster = KubeCluster(kubeconfig=str(control_plane.kubeconfig))
-    yield cluster
-    cluster.close()
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from drawb.cluster.kube import KubeCluster
 from drawb.render import Rendered, list_templates, render
 from drawb.testing.api import Api, path_for
 from drawb.testing.waiting import wait_for
@@ -23,14 +22,6 @@ pytestmark = pytest.mark.live
 TEMPLATES = list_templates()
 CASES = [(t.name, "defaults", {}) for t in TEMPLATES] + [(t.name, "example", t.example) for t in TEMPLATES]
 ADMIN_LABEL = "resource.kubernetes.io/admin-access"
-
-
-@pytest.fixture(scope="module")
-def kube(control_plane) -> Iterator[KubeCluster]:
-    """drawb's Cluster protocol over the local control plane."""
-    cluster = KubeCluster(kubeconfig=str(control_plane.kubeconfig))
-    yield cluster
-    cluster.close()
 
 
 def _unique(name: str, values: dict, namespace: str) -> dict:
