@@ -35,8 +35,9 @@ def request(
     query = {k: v for k, v in (query or {}).items() if v is not None}
     url_path = path + ("?" + urlencode(query) if query else "")
     headers = {"Accept": "application/json", "Content-Type": content_type}
-    # The client serialises JSON bodies itself; any other content type (apply patches) is sent as text.
-    json_body = content_type == "application/json"
+    # The client serialises the body of every JSON content type itself (merge patches too); any other
+    # content type (apply patches) is sent as text.
+    json_body = "json" in content_type
     data = body if json_body or body is None or isinstance(body, str) else orjson.dumps(body).decode()
     try:
         serialized = client.param_serialize(
