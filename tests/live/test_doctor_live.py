@@ -35,7 +35,11 @@ def every_object(api) -> dict[tuple[str, str, str], str]:
     """(group/version/resource, namespace, name) -> resourceVersion of every listable object.
 
     Events count only when they are about a probe object: the components record their own at any time.
+    Namespaces that earlier tests left being deleted are left out, with everything in them: the namespace
+    controller and the garbage collector change and remove those objects on their own.
     """
+    settling = {n["metadata"]["name"] for n in api.get("/api/v1/namespaces")["items"]
+                if n["metadata"].get("deletionTimestamp")}
     found = {}
     groups = [("", "v1")] + [(g["name"], g["preferredVersion"]["groupVersion"])
                              for g in api.get("/apis")["groups"]]
@@ -46,6 +50,8 @@ def every_object(api) -> dict[tuple[str, str, str], str]:
                 continue
             for item in api.get(f"{prefix}/{resource['name']}").get("items", []):
                 meta = item["metadata"]
+                if meta.get("namespace") in settling or (resource["name"] == "namespaces" and meta["name"] in settling):
+                    continue
                 about = (item.get("involvedObject") or item.get("regarding") or {}).get("name", "")
                 if resource["name"] == "events" and not about.startswith("drawb-doctor"):
                     continue  # the components' own events (a node registered) come and go; probes' must not
