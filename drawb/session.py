@@ -22,6 +22,7 @@ class Session:
     scenario: str = option("default", "simulated scenario used when no kubeconfig is given")
     kubeconfig: str | None = option(None, "kubeconfig path of a real cluster")
     context: str | None = option(None, "kubeconfig context of a real cluster")
+    snapshot: str | None = option(None, "a snapshot file (`snapshot save`) to replay in the simulated cluster")
     kubernetes_version: str = option(DEFAULT_KUBERNETES_VERSION, "Kubernetes version whose rules drawb checks against")
     template_dir: str | None = option(None, "a folder of your own manifest templates")
     prog: str = "%dra"
@@ -43,9 +44,10 @@ class Session:
         return self._cluster
 
     def connect(
-        self, *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None
+        self, *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None,
+        snapshot: str | None = None,
     ) -> WatchableCluster:
-        """Open a cluster (the simulated one unless a kubeconfig or context is given)."""
+        """Open a cluster (the simulated one unless a kubeconfig, context or snapshot is given)."""
         from drawb.cluster.connect import connect
 
         self.close()
@@ -53,6 +55,7 @@ class Session:
             kubeconfig=kubeconfig or self.kubeconfig,
             context=context or self.context,
             scenario=scenario or self.scenario,
+            snapshot=snapshot or (None if scenario else self.snapshot),
         )
         return self._cluster
 

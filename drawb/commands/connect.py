@@ -30,9 +30,11 @@ class Connected:
     arg("--kubeconfig", help="path of a kubeconfig file (a real cluster)"),
     arg("--context", help="kubeconfig context to use (a real cluster)"),
     arg("--scenario", help="simulated scenario: default, or synthetic:<nodes>[x<devices per node>]"),
+    arg("--snapshot", help="replay a snapshot file (`snapshot save`, `snapshot from-files`) in the simulated cluster"),
 )
 def connect(session: Session, args, cell) -> Connected:
-    cluster = session.connect(kubeconfig=args.kubeconfig, context=args.context, scenario=args.scenario)
+    cluster = session.connect(kubeconfig=args.kubeconfig, context=args.context, scenario=args.scenario,
+                              snapshot=args.snapshot)
     return Connected(cluster.description, cluster.server_version())
 
 

@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "drawb.commands.doctor",
     "drawb.commands.workloads",
     "drawb.commands.check",
+    "drawb.commands.snapshot",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

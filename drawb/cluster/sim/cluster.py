@@ -40,14 +40,17 @@ class SimCluster:
     def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True, clock: Clock | None = None):
         self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
         self.description = f"simulated cluster '{self.scenario.name}'"
-        self.feature_gates = effective_gates(int(SIM_VERSION.split(".")[1]), self.scenario.feature_gates)
+        self.version = self.scenario.server_version or SIM_VERSION
+        minor = self.version.lstrip("v").split(".")[:2]
+        self.feature_gates = effective_gates(int(minor[1]), self.scenario.feature_gates)
         self._objects: dict[Key, dict] = {}
         self._versions = itertools.count(1)
         self._watches: dict[str, SimWatch] = {}
-        self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), SIM_VERSION[1:5],
+        self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), ".".join(minor),
                                    self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()})
         namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in BUILTIN_NAMESPACES]
         seed = namespaces + self.scenario.nodes + self.scenario.resource_slices + self.scenario.device_classes
+        seed = seed + self.scenario.objects
         if workloads and self.scenario.name == "default":
             seed = seed + demo_workloads()
         for obj in seed:
@@ -172,8 +175,8 @@ class SimCluster:
         yield from pod_logs(self, pod, namespace, container, follow)
 
     def server_version(self) -> str:
-        """The Kubernetes version the simulation follows."""
-        return SIM_VERSION
+        """The Kubernetes version the simulation follows (a snapshot's: the original's)."""
+        return self.version
 
     def served_resources(self) -> set[str]:
         """Every kind drawb knows, as the simulation serves them all."""

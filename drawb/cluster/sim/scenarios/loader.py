@@ -38,6 +38,8 @@ class Scenario:
     resource_slices: list[dict]
     device_classes: list[dict]
     feature_gates: dict[str, bool] = field(default_factory=dict)  # gates set on the simulated API server
+    server_version: str | None = None  # the simulated API server's version (None: the simulation's own)
+    objects: list[dict] = field(default_factory=list)  # more objects to seed: namespaces, claims, pods, ...
 
     @property
     def device_count(self) -> int:
