@@ -82,7 +82,7 @@ def workload(control_plane, kube):
         api.create(obj)
     for name in ("from-template", "with-mig"):
         wait_for(lambda n=name: api.get(path_for("Pod", n, ns)).get("status", {}).get("phase") == "Running",
-                 what=f"pod {n} Running", timeout=60)
+                 what=f"pod {name} Running", timeout=60)
     yield ns
     api.delete(path_for("Namespace", ns))
 
