@@ -116,6 +116,7 @@ class LocalCluster:
     bin_dir: Path | None = None
     feature_gates: dict[str, bool] = field(default_factory=dict)
     runtime_config: str = ""
+    apiserver_args: dict[str, str] = field(default_factory=dict)  # extra kube-apiserver flags, without "--"
     nodes: int = 0  # how many nodes the fake driver will publish: sizes kwok's leases and the waits
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -174,6 +175,9 @@ class LocalCluster:
         # grace period; with longer leases (fewer renewals for many nodes) it must wait longer.
         patches[1]["extraArgs"].append({"key": "node-monitor-grace-period",
                                         "value": f"{node_monitor_grace(self.nodes)}s"})
+        if self.apiserver_args:
+            patches.append({"name": "kube-apiserver",
+                            "extraArgs": [{"key": k, "value": v} for k, v in sorted(self.apiserver_args.items())]})
         return {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
                 "options": options, "componentsPatches": patches}
 
@@ -375,6 +379,55 @@ class LocalCluster:
         state = f"; exited: {', '.join(exited)}" if exited else ""
         return (f"fake driver: {reason} ({self.nodes} nodes{state}; log: "
                 f"{self.cluster_dir / 'logs' / 'fake-driver.log'})")
+
+    def restart_component(self, name: str = "kube-apiserver", timeout: float = 60) -> float:
+        """Stop one component (SIGTERM) and start it again with the same command line, environment and
+        log; for the API server, wait until it is ready again. Seconds it was away."""
+        pid = self.pids()[name]
+        proc_dir = Path(f"/proc/{pid}")
+        argv = [a.decode() for a in proc_dir.joinpath("cmdline").read_bytes().split(b"\0") if a]
+        env = dict(e.decode().split("=", 1) for e in proc_dir.joinpath("environ").read_bytes().split(b"\0") if b"=" in e)
+        cwd = os.readlink(proc_dir / "cwd")
+        started = time.monotonic()
+        _stop_pid(pid)
+        with open(self.cluster_dir / "logs" / f"{name}.log", "ab") as log_file:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        (self.cluster_dir / "pids" / f"{name}.pid").write_text(f"{proc.pid}\n")
+        if name == "kube-apiserver":
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    if self.api().text("/readyz").strip() == "ok":
+                        break
+                except (ClusterError, OSError, urllib3.exceptions.HTTPError):
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"kube-apiserver did not come back after a restart:\n{self.component_logs(tail=20)}")
+                time.sleep(0.1)
+        return time.monotonic() - started
+
+    def etcd(self, method: str, path: str, body: dict) -> dict:
+        """One call to etcd's v3 JSON gateway (``/v3/kv/range``, ``/v3/kv/compaction``...), over the client
+        URL (and TLS files) in etcd's own command line."""
+        argv = Path(f"/proc/{self.pids()['etcd']}/cmdline").read_bytes().decode().split("\0")
+        flags = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+        url = flags.get("advertise-client-urls", flags.get("listen-client-urls", "")).split(",")[0]
+        tls = {}
+        if url.startswith("https"):
+            tls = {"cert_file": flags.get("cert-file"), "key_file": flags.get("key-file"),
+                   "ca_certs": flags.get("trusted-ca-file"), "assert_hostname": False}
+        pool = urllib3.PoolManager(retries=False, timeout=10, **{k: v for k, v in tls.items() if v is not None})
+        resp = pool.request(method, url + path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        if resp.status != 200:
+            raise RuntimeError(f"etcd {path}: {resp.status} {resp.data[:300]!r}")
+        return json.loads(resp.data)
+
+    def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (watches from older versions get 410 Gone); that revision."""
+        revision = int(self.etcd("POST", "/v3/kv/range", {"key": "AA==", "limit": 1})["header"]["revision"])
+        self.etcd("POST", "/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
 
     def _owns(self, pid: int) -> bool:
         """Whether a live pid is one of this cluster's (a stale pid file may name a reused pid)."""

@@ -91,7 +91,7 @@ class _Clusters:
         self.started: list[LocalCluster] = []
 
     def start(self, feature_gates: dict[str, bool] | None = None, scenario: str = SCENARIO,
-              runtime_config: str = "") -> ControlPlane:
+              runtime_config: str = "", apiserver_args: dict[str, str] | None = None) -> ControlPlane:
         result = build.build()
         TIMINGS.setdefault("build_s", result.seconds)
         cluster = LocalCluster(
@@ -100,6 +100,7 @@ class _Clusters:
             bin_dir=result.bin_dir,
             feature_gates=dict(feature_gates or {}),
             runtime_config=runtime_config,
+            apiserver_args=dict(apiserver_args or {}),
         )
         self.started.append(cluster)
         cluster.up(scenario=scenario)
@@ -138,7 +139,8 @@ def control_plane(_clusters: _Clusters) -> ControlPlane:
 @pytest.fixture(scope="session")
 def start_control_plane(_clusters: _Clusters) -> Callable[..., ControlPlane]:
     """Start another cluster: ``start_control_plane({"DRAExtendedResource": True})`` (about 15 s);
-    ``runtime_config="resource.k8s.io/v1alpha3=true"`` serves an API version that is off by default.
+    ``runtime_config="resource.k8s.io/v1alpha3=true"`` serves an API version that is off by default;
+    ``apiserver_args={"watch-cache-sizes": "..."}`` adds kube-apiserver flags.
 
     Stop it with ``cp.cluster.down()`` when done (a module-scoped fixture is the usual place);
     whatever is left is stopped at the end of the session.

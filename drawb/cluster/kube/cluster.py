@@ -29,7 +29,9 @@ _FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\
 class KubeCluster:
     """A cluster reached through a kubeconfig (default: ``$KUBECONFIG`` or ``~/.kube/config``)."""
 
-    def __init__(self, kubeconfig: str | None = None, context: str | None = None):
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, **watch_options):
+        """``watch_options`` go to each Informer (``watch_timeout_s``, ``max_backoff_s``)."""
+        self._watch_options = watch_options
         try:
             self.client = kube_config.new_client_from_config(config_file=kubeconfig, context=context)
         except (ConfigException, FileNotFoundError, OSError) as exc:
@@ -46,7 +48,7 @@ class KubeCluster:
         """Keep a live store of every ``kind`` object; later ``list`` calls read from it."""
         informer = self._informers.get(kind)
         if informer is None:
-            informer = self._informers[kind] = Informer(self.client, kind_of(kind))
+            informer = self._informers[kind] = Informer(self.client, kind_of(kind), **self._watch_options)
         informer.start()
         return informer
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from kubernetes.client import ApiClient
 
@@ -21,7 +22,13 @@ from drawb.cluster.protocol import ClusterError, Handler, Kind
 log = logging.getLogger(__name__)
 
 WATCH_TIMEOUT_S = 240  # server closes the watch after this; we reconnect from the last version
+INITIAL_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
+QUIET_WATCH_S = 1.0  # a watch that ends sooner without any event counts as a failure (backs off)
+
+
+def _version(obj: dict) -> str | None:
+    return (obj.get("metadata") or {}).get("resourceVersion")
 
 
 def object_key(obj: dict) -> str:
@@ -33,11 +40,21 @@ def object_key(obj: dict) -> str:
 class Informer:
     """Keeps ``store`` equal to the server's objects of one kind."""
 
-    def __init__(self, client: ApiClient, kind: Kind, namespace: str | None = None):
+    def __init__(
+        self,
+        client: ApiClient,
+        kind: Kind,
+        namespace: str | None = None,
+        *,
+        watch_timeout_s: int = WATCH_TIMEOUT_S,
+        max_backoff_s: float = MAX_BACKOFF_S,
+    ):
         self.client, self.kind, self.namespace = client, kind, namespace
+        self.watch_timeout_s, self.max_backoff_s = watch_timeout_s, max_backoff_s
         self.store: dict[str, dict] = {}
         self.resource_version: str | None = None
         self.synced = threading.Event()
+        self.stats = {"lists": 0, "watches": 0, "expired": 0, "failures": 0, "events": 0}
         self._handlers: list[Handler] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -46,7 +63,8 @@ class Informer:
 
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler(event_type, obj)`` on every change after the initial list."""
-        self._handlers.append(handler)
+        with self._lock:
+            self._handlers = [*self._handlers, handler]
 
     def subscribe(self, handler: Handler) -> list[dict]:
         """Register ``handler`` and return the objects it has not been told about.
@@ -56,8 +74,13 @@ class Informer:
         so consumers stay correct.
         """
         with self._lock:
-            self._handlers.append(handler)
+            self._handlers = [*self._handlers, handler]
             return list(self.store.values())
+
+    def unsubscribe(self, handler: Handler) -> None:
+        """Stop calling ``handler`` (a handler not registered is ignored)."""
+        with self._lock:
+            self._handlers = [h for h in self._handlers if h is not handler]
 
     def items(self) -> list[dict]:
         """A snapshot of the stored objects."""
@@ -74,7 +97,7 @@ class Informer:
 
     def stop(self) -> None:
         """Stop watching and join the thread."""
-        self._stop.set()
+        self._stop.set()  # before reading _response: the thread checks it after setting _response
         response = self._response
         if response is not None:
             try:
@@ -86,8 +109,14 @@ class Informer:
             self._thread = None
 
     def relist(self) -> None:
-        """Replace the store with a fresh list and remember its resourceVersion."""
+        """Replace the store with a fresh list and remember its resourceVersion.
+
+        After the first list, handlers hear of what changed since the store's last state: DELETED for
+        what is gone, ADDED for what is new, MODIFIED for what has another resourceVersion; objects
+        that did not change are not announced again.
+        """
         objects, version = list_objects(self.client, self.kind, self.namespace)
+        self.stats["lists"] += 1
         items = {object_key(obj): obj for obj in objects}
         with self._lock:
             old, self.store = self.store, items
@@ -96,42 +125,61 @@ class Informer:
             for key in old.keys() - items.keys():
                 self._fire("DELETED", old[key])
             for key, obj in items.items():
-                self._fire("MODIFIED" if key in old else "ADDED", obj)
+                if key not in old:
+                    self._fire("ADDED", obj)
+                elif _version(old[key]) != _version(obj):
+                    self._fire("MODIFIED", obj)
         self.synced.set()
 
     def _run(self) -> None:
-        backoff = 0.5
+        backoff, expired_in_row = INITIAL_BACKOFF_S, 0
         while not self._stop.is_set():
+            started = time.monotonic()
             try:
                 if self.resource_version is None:
                     self.relist()
-                self._watch_once()
-                backoff = 0.5
+                if self._watch_once():
+                    backoff, expired_in_row = INITIAL_BACKOFF_S, 0
+                    continue
+                if time.monotonic() - started >= QUIET_WATCH_S:
+                    continue  # the server ended a quiet watch at its timeout: resume at once
+                problem = "ended at once without an event"
             except ClusterError as exc:
                 if exc.status == 410:
+                    # The version is too old for the server (etcd compacted past it, or the watch
+                    # cache was rebuilt after it): list again, at once the first time.
                     log.info("watch of %s expired (410 Gone); listing again", self.kind.plural)
+                    self.stats["expired"] += 1
                     self.resource_version = None
-                    continue
-                if self._stop.is_set():
-                    return
-                log.warning("watch of %s failed: %s; retrying in %.1f s", self.kind.plural, exc, backoff)
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_S)
-            except Exception as exc:  # connection dropped mid-stream
-                if self._stop.is_set():
-                    return
-                log.warning("watch of %s broke: %s; retrying in %.1f s", self.kind.plural, exc, backoff)
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_S)
+                    expired_in_row += 1
+                    if expired_in_row == 1:
+                        continue
+                problem = f"failed: {exc}"
+            except Exception as exc:  # the connection dropped mid-stream, or could not be made
+                problem = f"broke: {type(exc).__name__}: {exc}"
+            if self._stop.is_set():
+                return
+            self.stats["failures"] += 1
+            log.warning("watch of %s %s; retrying in %.1f s", self.kind.plural, problem, backoff)
+            self._stop.wait(backoff)
+            backoff = min(backoff * 2, self.max_backoff_s)
 
-    def _watch_once(self) -> None:
-        response = open_watch(self.client, self.kind, self.resource_version, WATCH_TIMEOUT_S, self.namespace)
+    def _watch_once(self) -> bool:
+        """Watch from the stored version until the server ends the watch; whether any event arrived."""
+        response = open_watch(self.client, self.kind, self.resource_version, self.watch_timeout_s, self.namespace)
+        self.stats["watches"] += 1
         self._response = response
+        seen = False
+        if self._stop.is_set():  # stop() ran before the response was there to shut down
+            response.close()
+            return seen
         try:
             for event in watch_events(response):
                 self._on_event(event)
+                seen = True
         finally:
             self._response = None
+        return seen
 
     def _on_event(self, event: dict) -> None:
         kind, obj = event.get("type"), event.get("object") or {}
@@ -148,10 +196,11 @@ class Informer:
             else:
                 self.store[key] = obj
         self.resource_version = version or self.resource_version
+        self.stats["events"] += 1
         self._fire(kind, obj)
 
     def _fire(self, kind: str, obj: dict) -> None:
-        for handler in list(self._handlers):
+        for handler in self._handlers:  # replaced, never changed in place: safe to iterate
             try:
                 handler(kind, obj)
             except Exception:

@@ -1,0 +1,268 @@
+"""KubeCluster's informers under real faults: every frame stays equal to a fresh list.
+
+One control plane of its own (its API server is restarted and its etcd compacted), reached through
+a loopback TCP proxy the tests cut. Its API server keeps no watch cache for ResourceSlices
+(``--watch-cache-sizes=resourceslices.resource.k8s.io#0``): slice watches then read etcd, so
+compacting etcd past a watch's resourceVersion makes the resumed watch get the real 410 Gone (with
+the cache, the API server answers from its own window of recent events, whatever etcd keeps).
+ResourceClaims and Pods keep the default watch cache, which a restart rebuilds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pandas as pd
+import pytest
+import yaml
+
+from drawb.cluster.kube import KubeCluster
+from drawb.cluster.kube.informer import object_key
+from drawb.commands.registry import run_line
+from drawb.session import Session
+from drawb.testing.api import path_for
+from drawb.testing.tcpproxy import TcpProxy
+from drawb.testing.waiting import wait_for
+
+pytestmark = pytest.mark.live
+
+WATCHED = ("ResourceSlice", "ResourceClaim", "Pod")
+DRIVER = "faults.drawb.example"
+
+
+@pytest.fixture(scope="module")
+def plane(start_control_plane):
+    cp = start_control_plane(apiserver_args={"watch-cache-sizes": "resourceslices.resource.k8s.io#0"})
+    yield cp
+    cp.cluster.down()
+
+
+@pytest.fixture(scope="module")
+def proxy(plane):
+    server = urlsplit(yaml.safe_load(plane.kubeconfig.read_text())["clusters"][0]["cluster"]["server"])
+    tcp = TcpProxy((server.hostname, server.port))
+    yield tcp
+    tcp.close()
+
+
+def proxied_kubeconfig(plane, proxy, tmp_path: Path) -> str:
+    """The cluster's kubeconfig, with the server at the proxy (same certificate: both are 127.0.0.1)."""
+    config = yaml.safe_load(plane.kubeconfig.read_text())
+    for entry in config["clusters"]:
+        entry["cluster"]["server"] = f"https://{proxy.address}"
+    path = tmp_path / "proxied.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+class Recorder:
+    """Counts the events a handler gets and checks each against the objects it has been told about."""
+
+    def __init__(self, watch):
+        self.counts: Counter = Counter()
+        self.problems: list[str] = []
+        self.known: dict[str, str] = {}
+        self.known = {object_key(o): o["metadata"]["resourceVersion"] for o in watch.subscribe(self)}
+
+    def __call__(self, event_type: str, obj: dict) -> None:
+        key, version = object_key(obj), obj["metadata"]["resourceVersion"]
+        self.counts[(event_type, key)] += 1
+        if event_type == "ADDED" and key in self.known:
+            self.problems.append(f"ADDED {key} already known")
+        if event_type in ("MODIFIED", "DELETED") and key not in self.known:
+            self.problems.append(f"{event_type} {key} never added")
+        if event_type == "MODIFIED" and self.known.get(key) == version:
+            self.problems.append(f"MODIFIED {key} repeated at version {version}")
+        if event_type == "DELETED":
+            self.known.pop(key, None)
+        else:
+            self.known[key] = version
+
+    def ours(self) -> Counter:
+        return Counter({k: n for k, n in self.counts.items() if k[1].startswith("faults-")})
+
+
+@pytest.fixture
+def watched(plane, proxy, tmp_path):
+    """A KubeCluster through the proxy, watching slices, claims and pods; a Recorder on its slices."""
+    proxy.refuse(False)
+    kube = KubeCluster(kubeconfig=proxied_kubeconfig(plane, proxy, tmp_path), max_backoff_s=1.0)
+    for kind in WATCHED:
+        kube.watch(kind)
+    recorder = Recorder(kube.watch("ResourceSlice"))
+    yield kube, recorder
+    kube.close()
+    for obj in plane.api().request("GET", path_for("ResourceSlice"))["items"]:
+        if obj["metadata"]["name"].startswith("faults-"):
+            plane.api().delete(path_for("ResourceSlice", obj["metadata"]["name"]))
+
+
+def a_slice(name: str, devices: int = 2, model: str = "A") -> dict:
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {"driver": DRIVER, "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                 "allNodes": True,
+                 "devices": [{"name": f"dev-{i}", "attributes": {"model": {"string": model}}} for i in range(devices)]},
+    }
+
+
+def change(plane, name: str, model: str) -> None:
+    api = plane.api()
+    obj = api.get(path_for("ResourceSlice", name))
+    for device in obj["spec"]["devices"]:
+        device["attributes"]["model"] = {"string": model}
+    api.request("PUT", path_for("ResourceSlice", name), body=obj)
+
+
+def churn(plane, stem: str) -> None:
+    """Three slices added, one changed, one deleted."""
+    api = plane.api()
+    for i in range(3):
+        api.create(a_slice(f"faults-{stem}-{i}"))
+    change(plane, f"faults-{stem}-1", "B")
+    api.delete(path_for("ResourceSlice", f"faults-{stem}-2"))
+
+
+def churn_seen(recorder: Recorder, stem: str) -> Counter:
+    """What the slices' handler must have heard of churn(stem): the live watch hears every step; a
+    re-list may fold adding and changing into one ADDED, and adding then deleting into nothing."""
+    return Counter({k: n for k, n in recorder.ours().items() if f"-{stem}-" in k[1]})
+
+
+def sorted_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    keys = [c for c in ("driver", "pool", "node", "device", "name", "namespace") if c in frame.columns]
+    frame = frame.astype(str).sort_values(keys).reset_index(drop=True)
+    return frame[sorted(frame.columns)]
+
+
+def assert_equal_to_fresh_list(plane, kube: KubeCluster) -> None:
+    """Every store equals a fresh list, and every read command's frame equals one made from it."""
+    fresh = KubeCluster(kubeconfig=str(plane.kubeconfig))  # straight to the API server, no watch
+    try:
+        def stores_match() -> bool:
+            return all({object_key(o): o for o in kube.list(kind)} == {object_key(o): o for o in fresh.list(kind)}
+                       for kind in WATCHED)
+
+        wait_for(stores_match, timeout=30, interval=0.2, what="every store equal to a fresh list")
+        live_session, fresh_session = Session(_cluster=kube), Session(_cluster=fresh)
+        for line in ("devices --wide", "slices", "claims", "pods"):
+            live, listed = run_line(live_session, line), run_line(fresh_session, line)
+            pd.testing.assert_frame_equal(sorted_frame(live), sorted_frame(listed), obj=line)
+    finally:
+        fresh.close()
+
+
+def test_slices_added_changed_and_deleted(plane, watched):
+    kube, recorder = watched
+    churn(plane, "plain")
+    assert_equal_to_fresh_list(plane, kube)
+    assert churn_seen(recorder, "plain") == Counter({
+        ("ADDED", "faults-plain-0"): 1, ("ADDED", "faults-plain-1"): 1, ("MODIFIED", "faults-plain-1"): 1,
+        ("ADDED", "faults-plain-2"): 1, ("DELETED", "faults-plain-2"): 1})
+    assert recorder.problems == []
+
+
+def test_a_dropped_connection_resumes_without_loss(plane, proxy, watched):
+    kube, recorder = watched
+    informer = kube.watch("ResourceSlice")
+    watches = informer.stats["watches"]
+    proxy.refuse(True)
+    assert proxy.cut() >= len(WATCHED)  # every watch's connection
+    churn(plane, "cut")  # while drawb cannot reach the server
+    time.sleep(1.5)
+    proxy.refuse(False)
+    assert_equal_to_fresh_list(plane, kube)
+    assert informer.stats["watches"] > watches and informer.stats["failures"] >= 1
+    assert informer.stats["expired"] == 0  # resumed from its version: nothing listed again
+    assert churn_seen(recorder, "cut")[("ADDED", "faults-cut-0")] == 1
+    assert churn_seen(recorder, "cut")[("MODIFIED", "faults-cut-1")] == 1
+    assert recorder.problems == []
+
+
+def test_410_gone_after_etcd_compaction_lists_again(plane, proxy, watched):
+    kube, recorder = watched
+    plane.api().create(a_slice("faults-gone-kept"))
+    wait_for(lambda: any(o["metadata"]["name"] == "faults-gone-kept" for o in kube.list("ResourceSlice")),
+             what="the kept slice in the store")
+    informer = kube.watch("ResourceSlice")
+    lists = informer.stats["lists"]
+    proxy.refuse(True)
+    proxy.cut()
+    churn(plane, "gone")
+    change(plane, "faults-gone-kept", "C")
+    revision = plane.cluster.compact_etcd()
+    assert revision > int(informer.resource_version)
+    proxy.refuse(False)
+    assert_equal_to_fresh_list(plane, kube)
+    assert informer.stats["expired"] >= 1 and informer.stats["lists"] > lists  # the server said 410 Gone
+    # the re-list tells the handler what changed since the last event, once each
+    assert churn_seen(recorder, "gone") == Counter({
+        ("ADDED", "faults-gone-0"): 1, ("ADDED", "faults-gone-1"): 1, ("ADDED", "faults-gone-kept"): 1,
+        ("MODIFIED", "faults-gone-kept"): 1})
+    assert recorder.problems == []
+
+
+def test_api_server_restart_during_a_watch(plane, watched):
+    kube, recorder = watched
+    claim_informer = kube.watch("ResourceClaim")
+    api = plane.api()
+    namespace = plane.create_namespace("faults-restart")
+    try:
+        api.create(a_slice("faults-restart-before"))
+        away = plane.cluster.restart_component("kube-apiserver")
+        assert away < 60
+        churn(plane, "restart")
+        api.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "faults-claim", "namespace": namespace},
+                    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}})
+        assert_equal_to_fresh_list(plane, kube)
+        assert claim_informer.stats["failures"] + claim_informer.stats["expired"] >= 1  # it did lose the server
+        seen = churn_seen(recorder, "restart")
+        assert seen[("ADDED", "faults-restart-before")] == 1
+        assert seen[("ADDED", "faults-restart-0")] == 1 and seen[("ADDED", "faults-restart-1")] == 1
+        assert recorder.problems == []
+    finally:
+        api.delete(path_for("Namespace", namespace))
+
+
+def test_watch_timeouts_reconnect_and_backoff_is_capped(plane, proxy, tmp_path):
+    kube = KubeCluster(kubeconfig=proxied_kubeconfig(plane, proxy, tmp_path), watch_timeout_s=2, max_backoff_s=1.0)
+    try:
+        informer = kube.watch("ResourceSlice")
+        wait_for(lambda: informer.stats["watches"] >= 3, timeout=20, what="three watches ended by the server")
+        assert informer.stats["failures"] == 0 and informer.stats["lists"] == 1  # resumed, never listed again
+        plane.api().create(a_slice("faults-timeout-0"))
+        wait_for(lambda: any(o["metadata"]["name"] == "faults-timeout-0" for o in kube.list("ResourceSlice")),
+                 what="a slice added after several timeouts")
+
+        proxy.refuse(True)
+        attempts = len(proxy.accepted)
+        proxy.cut()
+        time.sleep(5)
+        proxy.refuse(False)
+        # urllib3 retries a refused request at once a few times: one attempt is a burst of connections
+        starts = [t for i, t in enumerate(proxy.accepted[attempts:], attempts) if t - proxy.accepted[i - 1] > 0.3]
+        gaps = [b - a for a, b in zip(starts, starts[1:])]
+        assert len(gaps) >= 3, gaps  # it kept trying ...
+        assert max(gaps) < 1.5, gaps  # ... never waiting longer than the cap (1 s) ...
+        assert min(gaps[2:]) > 0.8, gaps  # ... and not hammering the server once backed off
+        assert_equal_to_fresh_list(plane, kube)
+    finally:
+        kube.close()
+        plane.api().delete(path_for("ResourceSlice", "faults-timeout-0"))
+
+
+def test_close_leaves_no_thread(plane, proxy, tmp_path):
+    before = {t.name for t in threading.enumerate()}
+    for _ in range(3):  # closed right after the first list: the watch may be opening at that moment
+        kube = KubeCluster(kubeconfig=proxied_kubeconfig(plane, proxy, tmp_path))
+        for kind in WATCHED:
+            kube.watch(kind)
+        kube.close()
+    left = {t.name for t in threading.enumerate()} - before
+    assert not {n for n in left if n.startswith("drawb-informer")}, left
