@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from drawb.errors import DrawbError, UsageError
+
+if TYPE_CHECKING:
+    from drawb.commands.watching import WatchedTable
 
 NOTEBOOK_ONLY = ("builder",)  # subcommands of the notebook front end (widgets): named here to say so
 
@@ -68,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         if rest[0] in NOTEBOOK_ONLY:
             raise UsageError(f"{rest[0]} is a notebook widget", hint=f"run `%dra {rest[0]}` in Jupyter")
         result = run_line(session, shlex.join(rest), prog="drawb")
+        from drawb.commands.watching import WatchedTable
+
+        if isinstance(result, WatchedTable):
+            return _follow(result)
         text = render(result)
     except DrawbError as exc:
         if options.traceback:
@@ -83,6 +91,27 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # e.g. piped into `head`
             sys.stderr.close()
     return int(getattr(result, "exit_status", 0))
+
+
+def _follow(table: WatchedTable) -> int:
+    """Print a WatchedTable, then a line per changed row (prefixed with the time) until interrupted; 0."""
+    import time
+
+    from drawb.commands.watching import change_lines
+
+    def show(frame, previous) -> None:
+        if previous is None:
+            print(render(frame), flush=True)
+            return
+        stamp = time.strftime("%H:%M:%S")
+        for line in change_lines(previous, frame, table.key):
+            print(f"{stamp} {line}", flush=True)
+
+    try:
+        table.follow(show)
+    except BrokenPipeError:
+        sys.stderr.close()
+    return 0
 
 
 if __name__ == "__main__":

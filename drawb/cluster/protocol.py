@@ -157,6 +157,9 @@ class Watch(Protocol):
         A handler that raises is logged and kept.
         """
 
+    def unsubscribe(self, handler: Handler) -> None:
+        """Stop calling ``handler`` (one never subscribed is ignored)."""
+
     def items(self) -> list[dict]:
         """The objects held now."""
 

@@ -14,6 +14,20 @@ if TYPE_CHECKING:
 _NODE = arg("--node", help="only devices on this node")
 _DRIVER = arg("--driver", help="only devices of this driver, e.g. gpu.nvidia.com")
 _NAMESPACE = arg("-n", "--namespace", help="only this namespace (default: all namespaces)")
+_WATCH = arg("--watch", action="store_true",
+             help="keep the table current as the cluster changes (the command line prints changes), until interrupted")
+_FOR = arg("--for", dest="watch_for", type=float, metavar="SECONDS", help="with --watch: stop after this many seconds")
+
+
+def _watched(session: Session, args, name: str, kinds: tuple[str, ...], key: tuple[str, ...], make_frame):
+    """``make_frame()``, or with ``--watch`` a WatchedTable the front end keeps showing."""
+    if args.watch_for is not None and not args.watch:
+        raise UsageError("--for needs --watch", hint=f"e.g. `{session.prog} {name} --watch --for 60`")
+    if not args.watch:
+        return make_frame()
+    from drawb.commands.watching import WatchedTable
+
+    return WatchedTable(name, session.cluster, kinds, make_frame, key, args.watch_for)
 
 
 def _devices(session: Session, args) -> pd.DataFrame:
@@ -57,12 +71,18 @@ def _in_class(session: Session, frame: pd.DataFrame, class_name: str) -> pd.Data
     arg("--type", help="only devices whose <driver>/type attribute has this value (gpu, mig, ...)"),
     arg("--class", dest="device_class", help="only devices the DeviceClass's selectors match"),
     arg("--wide", action="store_true", help="every attribute and capacity column, fully qualified"),
+    _WATCH,
+    _FOR,
 )
 def devices(session: Session, args, cell) -> pd.DataFrame:
     from drawb.inventory.view import summary_view
 
-    frame = _devices(session, args)
-    return frame.reset_index(drop=True) if args.wide else summary_view(frame)
+    def make_frame() -> pd.DataFrame:
+        frame = _devices(session, args)
+        return frame.reset_index(drop=True) if args.wide else summary_view(frame)
+
+    return _watched(session, args, "devices", ("ResourceSlice", "ResourceClaim"), ("node", "driver", "device"),
+                    make_frame)
 
 
 @command("slices", "ResourceSlices: driver, pool, generation, node and device count.", _NODE, _DRIVER)
@@ -84,21 +104,26 @@ def classes(session: Session, args, cell) -> pd.DataFrame:
     return class_frame(session.cluster.list("DeviceClass"))
 
 
-@command("claims", "ResourceClaims: state, requests, allocated devices and the pods using them.", _NAMESPACE)
+@command("claims", "ResourceClaims: state, requests, allocated devices and the pods using them.", _NAMESPACE,
+         _WATCH, _FOR)
 def claims(session: Session, args, cell) -> pd.DataFrame:
     from drawb.inventory import claim_frame
 
-    return claim_frame(session.cluster.list("ResourceClaim", args.namespace))
+    return _watched(session, args, "claims", ("ResourceClaim",), ("namespace", "name"),
+                    lambda: claim_frame(session.cluster.list("ResourceClaim", args.namespace)))
 
 
-@command("pods", "Pods that use ResourceClaims, with their claims resolved.", _NAMESPACE, _NODE)
+@command("pods", "Pods that use ResourceClaims, with their claims resolved.", _NAMESPACE, _NODE, _WATCH, _FOR)
 def pods(session: Session, args, cell) -> pd.DataFrame:
     from drawb.inventory import pod_frame
 
-    frame = pod_frame(session.cluster.list("Pod", args.namespace))
-    if args.node:
-        frame = frame[frame["node"] == args.node]
-    return frame.reset_index(drop=True)
+    def make_frame() -> pd.DataFrame:
+        frame = pod_frame(session.cluster.list("Pod", args.namespace))
+        if args.node:
+            frame = frame[frame["node"] == args.node]
+        return frame.reset_index(drop=True)
+
+    return _watched(session, args, "pods", ("Pod",), ("namespace", "pod"), make_frame)
 
 
 @command(

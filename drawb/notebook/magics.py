@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Unicode, observe
@@ -11,6 +12,9 @@ from traitlets.config import Configurable
 import drawb.notebook.builder  # noqa: F401  (registers the notebook's own subcommand, %dra builder)
 from drawb.errors import DrawbError
 from drawb.session import Session, session_options
+
+if TYPE_CHECKING:
+    from drawb.commands.watching import WatchedTable
 
 OPTION_NAMES = tuple(f.name for f in session_options())
 
@@ -73,7 +77,31 @@ class DRAMagics(Magics, SessionTraits):
         warnings = warnings_text(result)
         if warnings:
             print(warnings, file=sys.stderr)
+        from drawb.commands.watching import WatchedTable
+
+        if isinstance(result, WatchedTable):
+            return show_watched(result)
         return result
+
+
+def show_watched(table: WatchedTable) -> None:
+    """Show a WatchedTable in the cell and update that display on every change, until its time is up or
+    the user interrupts the kernel; the last table stays in the cell."""
+    from IPython.display import display
+
+    handle = None
+
+    def show(frame, previous) -> None:
+        nonlocal handle
+        if handle is None:
+            handle = display(frame, display_id=True)
+        else:
+            handle.update(frame)
+
+    print(f"watching {table.title} on {table.cluster.description}"
+          + (f" for {table.seconds:g} s" if table.seconds is not None else " (interrupt the kernel to stop)"))
+    changes = table.follow(show)
+    print(f"stopped watching {table.title} after {changes} change(s)")
 
 
 def reference_doc() -> str:

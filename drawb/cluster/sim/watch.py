@@ -24,6 +24,10 @@ class SimWatch:
         self._handlers.append(handler)
         return self._list()
 
+    def unsubscribe(self, handler: Handler) -> None:
+        """Stop calling ``handler`` (one never subscribed is ignored)."""
+        self._handlers = [h for h in self._handlers if h is not handler]
+
     def items(self) -> list[dict]:
         """The objects held now."""
         return self._list()
