@@ -115,7 +115,10 @@ def test_save_and_replay_through_the_command_line(tmp_path):
     assert len(out.stdout.splitlines()) == 1 + 38 and "node-001" in out.stdout
 
 
-def test_connect_in_the_notebook(saved, shell):
+def test_save_and_connect_in_the_notebook(saved, shell, tmp_path):
+    result = shell.run(f"%dra snapshot save {tmp_path / 'nb.yaml'}")
+    assert f"replay offline: %dra connect --snapshot {tmp_path / 'nb.yaml'}" in repr(result)
+    assert "<pre>Saved snapshot" in result._repr_html_() and read(tmp_path / "nb.yaml").counts()["Pod"] == 2
     result = shell.run(f"%dra connect --snapshot {saved}")
     assert f"simulated cluster replaying snapshot {saved}" in repr(result) and "v1.34.3" in repr(result)
     assert len(shell.run("%dra claims")) == 2
