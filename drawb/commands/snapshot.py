@@ -32,9 +32,11 @@ class Saved:
             + (", redacted: nodes, UUIDs and PCI ids renamed" if s.redacted else ""),
             f"  from: {s.source}",
             f"  Kubernetes: {s.server_version or 'unknown'} (replayed as {s.kubernetes_version})",
-            f"  objects: {counts['Node']} nodes, {counts['ResourceSlice']} slices ({devices} devices), "
-            f"{counts['DeviceClass']} classes, {counts['ResourceClaim']} claims ({allocated} allocated), "
-            f"{counts['ResourceClaimTemplate']} templates, {counts['Pod']} pods, {counts['Namespace']} namespaces",
+            f"  objects: {_n(counts['Node'], 'node')}, {_n(counts['ResourceSlice'], 'slice')} "
+            f"({_n(devices, 'device')}), {_n(counts['DeviceClass'], 'class', 'classes')}, "
+            f"{_n(counts['ResourceClaim'], 'claim')} ({allocated} allocated), "
+            f"{_n(counts['ResourceClaimTemplate'], 'template')}, {_n(counts['Pod'], 'pod')}, "
+            f"{_n(counts['Namespace'], 'namespace')}",
             f"  feature gates: {gates}",
             f"  replay offline: {PROG} connect --snapshot {self.path}",
         ]
@@ -44,6 +46,10 @@ class Saved:
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(repr(self))}</pre>"
+
+
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
 
 
 @command(
