@@ -7,6 +7,8 @@ notebook user reads ``%dra scenarios`` and a command-line user ``drawb scenarios
 
 from __future__ import annotations
 
+from drawb.access.redact import redact
+
 PROG = "{prog}"
 
 
@@ -17,12 +19,12 @@ class DrawbError(Exception):
     hint: str | None = None  # what to do; a subclass may give a default
 
     def __init__(self, message: str, *, hint: str | None = None):
-        super().__init__(message)
+        super().__init__(redact(str(message)))  # credentials never reach a message, a repr or a traceback
         if hint is not None:
-            self.hint = hint
+            self.hint = redact(hint)
 
     def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""  # not KeyError's quoted repr
+        return redact(str(self.args[0])) if self.args else ""  # not KeyError's quoted repr
 
     @property
     def name(self) -> str:
@@ -32,7 +34,7 @@ class DrawbError(Exception):
     def render(self, prog: str = "%dra") -> str:
         """``Name: message`` plus the hint on its own line, with the front end ``prog`` filled in."""
         text = f"{self.name}: {self}" + (f"\nHint: {self.hint}" if self.hint else "")
-        return text.replace(PROG, prog)
+        return redact(text.replace(PROG, prog))
 
 
 class UsageError(DrawbError):

@@ -8,6 +8,8 @@ import pytest
 import yaml
 from IPython.core.interactiveshell import InteractiveShell
 
+pytest_plugins = ["tests.credscan", "pytester"]  # fail any test whose output shows a credential
+
 DATA = Path(__file__).resolve().parent / "data"
 FIXTURES = DATA / "fixtures"
 CAPTURES = DATA / "captures"

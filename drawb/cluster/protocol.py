@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from drawb.access.redact import redact
 from drawb.errors import DrawbError
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -81,7 +82,8 @@ class ClusterError(DrawbError):
         super().__init__(message, hint=hint)
         self.status = status
         self.reason = reason
-        self.message = server_message if server_message is not None else message  # the server's own words
+        # the server's own words (redacted like every message)
+        self.message = redact(server_message) if server_message is not None else str(self)
 
 
 class NotConnected(ClusterError):

@@ -30,6 +30,21 @@ def _watched(session: Session, args, name: str, kinds: tuple[str, ...], key: tup
     return WatchedTable(name, session.cluster, kinds, make_frame, key, args.watch_for)
 
 
+def list_visible(session: Session, kind: str, namespace: str | None) -> tuple[list[dict], str | None]:
+    """Objects of ``kind`` in ``namespace`` (or everywhere); where RBAC refuses every namespace, those of the
+    session's namespace, with a warning saying so."""
+    from drawb.access.refusal import RbacRefused
+
+    try:
+        return session.cluster.list(kind, namespace), None
+    except RbacRefused as exc:
+        if namespace is not None:
+            raise
+        objects = session.cluster.list(kind, session.namespace)
+        return objects, (f"RbacRefused: {exc.verb} on {exc.resource} in all namespaces was refused for user "
+                         f'"{exc.user}"; showing namespace {session.namespace} only (choose one with -n)')
+
+
 def _devices(session: Session, args) -> pd.DataFrame:
     frame = session.devices()
     if args.node:
@@ -109,8 +124,12 @@ def classes(session: Session, args, cell) -> pd.DataFrame:
 def claims(session: Session, args, cell) -> pd.DataFrame:
     from drawb.inventory import claim_frame
 
-    return _watched(session, args, "claims", ("ResourceClaim",), ("namespace", "name"),
-                    lambda: claim_frame(session.cluster.list("ResourceClaim", args.namespace)))
+    def make_frame() -> pd.DataFrame:
+        claims, warning = list_visible(session, "ResourceClaim", args.namespace)
+        frame = claim_frame(claims)
+        return with_warning(frame, warning) if warning else frame
+
+    return _watched(session, args, "claims", ("ResourceClaim",), ("namespace", "name"), make_frame)
 
 
 @command("pods", "Pods that use ResourceClaims, with their claims resolved.", _NAMESPACE, _NODE, _WATCH, _FOR)
@@ -118,7 +137,10 @@ def pods(session: Session, args, cell) -> pd.DataFrame:
     from drawb.inventory import pod_frame
 
     def make_frame() -> pd.DataFrame:
-        frame = pod_frame(session.cluster.list("Pod", args.namespace))
+        pods, warning = list_visible(session, "Pod", args.namespace)
+        frame = pod_frame(pods)
+        if warning:
+            frame = with_warning(frame, warning)
         if args.node:
             frame = frame[frame["node"] == args.node]
         return frame.reset_index(drop=True)

@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "drawb.commands.workloads",
     "drawb.commands.check",
     "drawb.commands.snapshot",
+    "drawb.commands.rbac",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from drawb.access.refusal import RbacRefused
 from drawb.cluster.protocol import Cluster, ClusterError
 from drawb.doctor.checks import (
     Snapshot,
@@ -23,24 +24,45 @@ from drawb.doctor.checks import (
 )
 from drawb.doctor.gates import check_gates
 from drawb.doctor.probes import ON
-from drawb.doctor.report import Check, Report
+from drawb.doctor.report import WARN, Check, Report
 
 __all__ = ["Check", "Report", "diagnose"]
 
 
-def _snapshot(cluster: Cluster) -> Snapshot:
+def _snapshot(cluster: Cluster, namespace: str) -> Snapshot:
+    """List what the checks read. A kind RBAC refuses is left empty and named in ``refused``; pods
+    refused cluster-wide are read in ``namespace`` alone."""
+    refused: dict[str, str] = {}
+
+    def read(kind: str) -> list[dict]:
+        try:
+            return cluster.list(kind)
+        except RbacRefused as exc:
+            if kind == "Pod":
+                try:
+                    pods = cluster.list("Pod", namespace)
+                    refused[kind] = f"pods read in namespace {namespace} only ({exc.verb} at the cluster scope refused)"
+                    return pods
+                except RbacRefused:
+                    pass
+            refused[kind] = str(exc).split(";")[0]
+            return []
+
     try:
         priority_classes = cluster.list("PriorityClass")
     except ClusterError:
         priority_classes = None
-    return Snapshot(
-        nodes=cluster.list("Node"),
-        slices=cluster.list("ResourceSlice"),
-        classes=cluster.list("DeviceClass"),
-        claims=cluster.list("ResourceClaim"),
-        pods=cluster.list("Pod"),
-        priority_classes=priority_classes,
-    )
+    snapshot = Snapshot(nodes=read("Node"), slices=read("ResourceSlice"), classes=read("DeviceClass"),
+                        claims=read("ResourceClaim"), pods=read("Pod"), priority_classes=priority_classes)
+    snapshot.refused = refused
+    return snapshot
+
+
+def _report_refused(report: Report, refused: dict[str, str]) -> None:
+    if refused:
+        report.add("access", WARN, "RBAC kept some checks from reading everything: " + "; ".join(refused.values()),
+                   "the checks below use what could be read; drawb's RBAC manifest (`{prog} rbac`) grants "
+                   "every read doctor needs except pods outside one namespace")
 
 
 def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False, live_timeout: float = 60) -> Report:
@@ -52,14 +74,17 @@ def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False
     minor = check_version(report, version)
     versions = cluster.group_versions("resource.k8s.io")
     if check_api(report, versions):
-        snapshot = _snapshot(cluster)
+        snapshot = _snapshot(cluster, namespace)
+        _report_refused(report, snapshot.refused)
         check_classes(report, snapshot)
-        check_gpu_nodes(report, snapshot)
+        if "Node" not in snapshot.refused:
+            check_gpu_nodes(report, snapshot)
         check_pools(report, snapshot)
         report.feature_gates_metric = cluster.feature_gates_metric()
         outcomes = check_gates(report, cluster, namespace, minor, report.feature_gates_metric)
         check_taint_rules(report, minor, outcomes["DRADeviceTaints"].state == ON, versions)
-        check_double_booking(report, snapshot)
+        if "Node" not in snapshot.refused:
+            check_double_booking(report, snapshot)
         check_pending_pods(report, snapshot)
         check_priority_classes(report, snapshot)
         if live:

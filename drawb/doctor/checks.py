@@ -35,6 +35,7 @@ class Snapshot:
     pods: list[dict]
     priority_classes: list[dict] | None  # None: could not be listed
     problems: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # kind -> what RBAC refused
 
 
 def server_minor(version: str) -> int | None:

@@ -40,6 +40,7 @@ from drawb.testing import build
 from drawb.testing.api import Api, path_for
 from drawb.testing.cluster import LocalCluster, parse_feature_gates
 from drawb.testing.waiting import wait_for
+from tests import credscan
 
 SCENARIO = "default"
 TIMINGS: dict[str, float] = {}
@@ -104,6 +105,7 @@ class _Clusters:
         )
         self.started.append(cluster)
         cluster.up(scenario=scenario)
+        credscan.remember_cluster(cluster.cluster_dir, cluster.kubeconfig)  # no test may show its keys
         return ControlPlane(cluster, scenario)
 
     def stop_all(self) -> None:

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
 
+from drawb.access.redact import guard_logging, redact
+from drawb.cluster.kube.credentials import remember_credentials
 from drawb.cluster.kube.informer import Informer
 from drawb.cluster.kube.rest import list_objects, request, stream_lines
 from drawb.cluster.protocol import (
@@ -32,6 +34,7 @@ class KubeCluster:
     def __init__(self, kubeconfig: str | None = None, context: str | None = None, **watch_options):
         """``watch_options`` go to each Informer (``watch_timeout_s``, ``max_backoff_s``)."""
         self._watch_options = watch_options
+        guard_logging()  # the client's kubeconfig loader logs exec plugin failures (their stderr) as it loads
         try:
             self.client = kube_config.new_client_from_config(config_file=kubeconfig, context=context)
         except (ConfigException, FileNotFoundError, OSError) as exc:
@@ -40,7 +43,8 @@ class KubeCluster:
                 f"no usable kubeconfig at {where}: {str(exc).rstrip('.')}",
                 hint=f"pass --kubeconfig PATH, or connect to the simulated cluster with `{PROG} connect` alone",
             ) from None
-        host = self.client.configuration.host
+        remember_credentials(self.client.configuration)
+        host = redact(self.client.configuration.host)
         self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
         self._informers: dict[str, Informer] = {}
 
@@ -48,6 +52,8 @@ class KubeCluster:
         """Keep a live store of every ``kind`` object; later ``list`` calls read from it."""
         informer = self._informers.get(kind)
         if informer is None:
+            # One small list first: a refused one (RBAC) fails here with its reason, not by a timeout.
+            request(self.client, "GET", kind_of(kind).path(), query={"limit": 1})
             informer = self._informers[kind] = Informer(self.client, kind_of(kind), **self._watch_options)
         informer.start()
         return informer

@@ -14,6 +14,7 @@ import orjson
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from drawb.access.refusal import rbac_refusal
 from drawb.cluster.protocol import ClusterError, Kind, NotConnected
 
 DEFAULT_TIMEOUT = (5, 60)  # connect, read seconds
@@ -132,4 +133,8 @@ def _cluster_error(status: int | None, body: bytes | str | None, reason: str | N
         why = payload.get("reason") or why
     except orjson.JSONDecodeError:
         pass
+    if status == 403:
+        refused = rbac_refusal(message)
+        if refused is not None:
+            return refused
     return ClusterError(f"{message} (HTTP {status})", status=status, reason=why, server_message=message)

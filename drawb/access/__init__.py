@@ -1,0 +1,1 @@
+"""Access and safety: drawb's least-privilege RBAC manifest and the redaction of credentials."""

@@ -1,0 +1,68 @@
+"""403 answers from RBAC, read: which verb on which resource (and namespace) was refused, for whom,
+and which role of drawb's RBAC manifest grants it."""
+
+from __future__ import annotations
+
+import re
+
+from drawb.access import rbac
+from drawb.cluster.protocol import ClusterError
+from drawb.errors import PROG
+
+# The authorizer's wording (k8s.io/apiserver, endpoints/handlers/responsewriters/errors.go: forbiddenMessage).
+_RESOURCE = re.compile(
+    r'User "(?P<user>[^"]*)" cannot (?P<verb>\S+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
+    r'(?: in the namespace "(?P<namespace>[^"]*)"| at the cluster scope)?'
+)
+_PATH = re.compile(r'User "(?P<user>[^"]*)" cannot (?P<verb>\S+) path "(?P<path>[^"]+)"')
+_SERVICE_ACCOUNT = re.compile(r"^system:serviceaccount:(?P<namespace>[^:]+):(?P<name>[^:]+)$")
+
+
+class RbacRefused(ClusterError):
+    """The API server's RBAC refused a request; says what was refused and which drawb role grants it."""
+
+    title = "RbacRefused"
+
+    def __init__(self, message: str, *, verb: str, resource: str, group: str | None, namespace: str | None,
+                 user: str, hint: str, server_message: str):
+        super().__init__(message, status=403, reason="Forbidden", hint=hint, server_message=server_message)
+        self.verb, self.resource, self.group, self.namespace, self.user = verb, resource, group, namespace, user
+
+
+def _subject_flag(user: str) -> str:
+    sa = _SERVICE_ACCOUNT.match(user)
+    return f"--service-account {sa['namespace']}:{sa['name']}" if sa else f"--user {user}"
+
+
+def rbac_refusal(server_message: str) -> RbacRefused | None:
+    """The RbacRefused a 403's message describes, or None when the 403 is not RBAC's (admission, a terminating namespace)."""
+    found = _RESOURCE.search(server_message)
+    if found:
+        verb, resource, group, namespace = found["verb"], found["resource"], found["group"], found["namespace"]
+        shown = resource + (f".{group}" if group else "")
+        where = f' in namespace "{namespace}"' if namespace else " at the cluster scope"
+    else:
+        found = _PATH.search(server_message)
+        if not found:
+            return None
+        verb, resource, group, namespace = found["verb"], found["path"], None, None
+        shown, where = f"path {resource}", ""
+    user = found["user"]
+    refused = f'RBAC refused {verb} on {shown}{where} for user "{user}"'
+    role = rbac.granted_by(verb, resource, group, namespaced=namespace is not None)
+    apply = f"{PROG} rbac -n {namespace or 'NAMESPACE'} {_subject_flag(user)} | kubectl apply -f -"
+    if role == rbac.USER:
+        message = f"{refused}; the {rbac.USER} Role of drawb's RBAC manifest grants it in its own namespace"
+        hint = f"ask a cluster admin to apply drawb's RBAC manifest in {namespace}: {apply}"
+    elif role == rbac.READER:
+        message = f"{refused}; the {rbac.READER} ClusterRole of drawb's RBAC manifest grants it"
+        hint = f"ask a cluster admin to apply drawb's RBAC manifest: {apply}"
+    elif namespace is None and rbac.namespace_only(verb, resource, group):
+        message = (f"{refused}; drawb's RBAC manifest grants it only inside one namespace "
+                   f"(the {rbac.USER} Role)")
+        hint = "name the namespace: -n NAMESPACE"
+    else:
+        message = f"{refused}; drawb's RBAC manifest does not grant it"
+        hint = "drawb's manifest is read-only outside one namespace; ask a cluster admin if you need this"
+    return RbacRefused(message, verb=verb, resource=resource, group=group, namespace=namespace, user=user,
+                       hint=hint, server_message=server_message)
