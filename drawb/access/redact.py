@@ -4,7 +4,7 @@ A kubeconfig's secrets (bearer tokens, exec plugin tokens, passwords, client key
 remembered when drawb loads it; ``redact`` replaces them, and anything that looks like a credential
 (a PEM private key, an ``Authorization`` header, a bearer token, a URL's user:password, a
 ``token:``/``password:`` field of YAML or JSON), with ``<redacted>``. Every DrawbError's text passes
-through it, and so do records of the loggers drawb's cluster access can make write.
+through it, and so do the records of the loggers under drawb's cluster access (``guard_logging``).
 """
 
 from __future__ import annotations
@@ -98,10 +98,10 @@ class RedactingFilter(logging.Filter):
 
 
 _FILTER = RedactingFilter()
-# The root logger (the official client's kubeconfig loader logs exec plugin failures through it)
-# and the loggers of the HTTP stack under drawb's REST layer.
-_LOGGERS = ("", "kubernetes", "kubernetes.client.rest", "kubernetes.config.kube_config", "urllib3",
-            "urllib3.connectionpool", "drawb")
+# A logger's filter sees only the records logged on that very logger, so these are named exactly:
+# the root logger (the official client's kubeconfig loader logs exec plugin failures, with their
+# stderr, through ``logging.error``) and urllib3's (retries and connection errors, with URLs).
+_LOGGERS = ("", "urllib3.connectionpool", "urllib3.util.retry", "kubernetes.client.rest")
 
 
 def guard_logging() -> None:

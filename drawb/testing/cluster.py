@@ -41,6 +41,7 @@ from drawb.testing.api import Api, path_for
 DEFAULT_NAME = "drawb"
 DRIVER_PID = "fake-driver.pid"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
+_RETRYABLE_STARTS = ("address already in use", "failed to wait for apiserver being healthy")
 PUBLISH_S_PER_NODE = 0.25  # budget for publishing a node and its two slices (measured: 0.2 s at load average 10)
 
 
@@ -215,8 +216,9 @@ class LocalCluster:
         moment can pick the same ones; the loser's scheduler then exits ("address already in
         use") while the winner's answers its health checks. Starts are therefore serialised by a
         lock shared by every drawb cluster on the machine, and a start that still lost a port is
-        retried with new ports. Any other exit (a bad flag or feature gate) fails at once with
-        the component's own message.
+        retried with new ports, and so is a controller manager that gave up waiting for the API
+        server's /healthz (a fixed wait, too short on a loaded machine). Any other exit (a bad flag
+        or feature gate) fails at once with the component's own message.
         """
         config_file = self.workdir / f"{self.name}.kwokctl.yaml"
         lock_path = build_mod.cache_root() / "kwok-start.lock"
@@ -231,9 +233,11 @@ class LocalCluster:
                     return
                 except (RuntimeError, TimeoutError) as err:
                     failure = f"{err}\n{self.component_logs(tail=20)}"
-                    port_taken = "address already in use" in failure
+                    # a lost port, or a controller manager that gave up waiting for a slow API server's
+                    # /healthz (it waits a fixed time; on a loaded machine the server can take longer)
+                    retryable = any(text in failure for text in _RETRYABLE_STARTS)
                     self.down()
-            if not port_taken or attempt == attempts:
+            if not retryable or attempt == attempts:
                 raise RuntimeError(f"cluster {self.name} did not start (attempt {attempt}):\n{failure}")
 
     def _kwokctl_create(self, config_file: Path, timeout: float) -> None:

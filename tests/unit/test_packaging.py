@@ -1,4 +1,4 @@
-"""The wheel carries the data drawb needs at run time: templates and simulated scenarios."""
+"""The wheel carries the data drawb needs at run time: templates, simulated scenarios, the RBAC manifest."""
 
 from __future__ import annotations
 
@@ -20,4 +20,5 @@ def test_wheel_ships_templates_and_scenarios(tmp_path):
     templates = {p.name for p in (ROOT / "templates").glob("*.yaml.j2")}
     assert templates and {f"drawb/render/templates/{t}" for t in templates} <= names
     assert "drawb/cluster/sim/scenarios/default.yaml" in names
+    assert "drawb/access/rbac.py" in names  # the RBAC manifest `drawb rbac` prints
     assert any(n.endswith("entry_points.txt") for n in names)

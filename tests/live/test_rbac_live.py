@@ -1,0 +1,123 @@
+"""drawb's RBAC manifest on the real control plane: a ServiceAccount bound by it, with a TokenRequest
+token in its own kubeconfig, reads every view and runs a check in its namespace; what RBAC refuses
+is named (verb, resource, namespace, user) with the drawb role that grants it, on both front ends."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from drawb.access import rbac
+from drawb.cli import main
+from drawb.testing.api import path_for
+from tests import credscan
+
+pytestmark = pytest.mark.live
+ACCOUNT = "drawb-tester"
+
+
+class Restricted(tuple):
+    """(namespace, other namespace, kubeconfig, token) whose repr leaves the token out (pytest shows fixture values)."""
+
+    def __new__(cls, *values):
+        return super().__new__(cls, values)
+
+    def __repr__(self) -> str:
+        return f"Restricted({self[0]!r}, {self[1]!r}, {self[2]!r}, <token>)"
+
+
+@pytest.fixture(scope="module")
+def restricted(control_plane, tmp_path_factory):
+    """(namespace, another namespace, kubeconfig path, token) of a ServiceAccount bound by drawb's manifest alone."""
+    api = control_plane.api()
+    home, other = control_plane.create_namespace("rbac-home"), control_plane.create_namespace("rbac-other")
+    api.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": ACCOUNT, "namespace": home}})
+    manifest = rbac.to_yaml(rbac.manifest(home, rbac.subject(service_account=ACCOUNT, namespace=home)))
+    control_plane.kubectl("apply", "-f", "-", input=manifest)
+    token = control_plane.kubectl("create", "token", ACCOUNT, "-n", home, "--duration=1h").stdout.strip()
+    credscan.remember(token, f"the TokenRequest token of {home}/{ACCOUNT}")
+    admin = yaml.safe_load(control_plane.kubeconfig.read_text())
+    cluster = dict(admin["clusters"][0]["cluster"])
+    for key in ("certificate-authority",):  # relative paths of the admin kubeconfig, made absolute
+        if key in cluster and not cluster[key].startswith("/"):
+            cluster[key] = str(control_plane.kubeconfig.parent / cluster[key])
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": "restricted",
+              "clusters": [{"name": "local", "cluster": cluster}],
+              "users": [{"name": ACCOUNT, "user": {"token": token}}],
+              "contexts": [{"name": "restricted", "context": {"cluster": "local", "user": ACCOUNT, "namespace": home}}]}
+    path = tmp_path_factory.mktemp("rbac") / "restricted.kubeconfig"
+    path.write_text(json.dumps(config))
+    credscan.remember_kubeconfig(path)
+    yield Restricted(home, other, str(path), token)
+    for obj in reversed(list(yaml.safe_load_all(manifest))):
+        kind, meta = obj["kind"], obj["metadata"]
+        control_plane.kubectl("delete", kind.lower(), meta["name"], *(["-n", meta["namespace"]] if "namespace" in meta
+                                                                       else []), "--ignore-not-found", check=False)
+    for name in (home, other):
+        api.delete(path_for("Namespace", name))
+
+
+def _drawb(capsys, kubeconfig: str, namespace: str, *words: str) -> tuple[int, str, str]:
+    status = main(["--kubeconfig", kubeconfig, "-N", namespace, *words])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_restricted_user_reads_every_view(restricted, capsys):
+    home, _, kubeconfig, token = restricted
+    for words, expect in ((["devices"], "gpu"), (["slices"], "gpu.nvidia.com"), (["classes"], "gpu.nvidia.com"),
+                          (["attrs"], "productName"), (["claims"], ""), (["claims", "-n", home], ""),
+                          (["pods", "-n", home], "")):
+        status, out, err = _drawb(capsys, kubeconfig, home, *words)
+        assert status == 0, (words, err)
+        assert expect in out and "Traceback" not in err and "RbacRefused" not in err, (words, err)
+    # pods in every namespace are outside the manifest: the view falls back to the session's namespace, saying so
+    status, out, err = _drawb(capsys, kubeconfig, home, "pods")
+    assert status == 0
+    assert f'RbacRefused: list on pods in all namespaces was refused for user "system:serviceaccount:{home}:{ACCOUNT}"; ' \
+           f"showing namespace {home} only" in err
+
+
+def test_restricted_user_runs_doctor_as_far_as_its_role_allows(restricted, capsys):
+    home, _, kubeconfig, _ = restricted
+    status, out, err = _drawb(capsys, kubeconfig, home, "doctor", "--json")
+    assert "Traceback" not in err, err
+    report = json.loads(out)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["NVIDIA DeviceClasses"]["status"] == "PASS" and checks["GPU nodes publish slices"]["status"] == "PASS"
+    assert checks["access"]["status"] == "WARN" and f"pods read in namespace {home} only" in checks["access"]["evidence"]
+    # the claim probes are dry-run creates in its own namespace, which the Role allows
+    assert "RBAC refused" not in checks["DRAPrioritizedList"]["evidence"]
+    assert status in (0, 1)
+
+
+def test_restricted_user_checks_a_gpu_in_its_namespace(restricted, capsys):
+    home, _, kubeconfig, _ = restricted
+    status, out, err = _drawb(capsys, kubeconfig, home, "check", "single-gpu", "--timeout", "90", "--json")
+    verdict = json.loads(out)
+    assert (status, verdict["status"]) == (0, "PASS"), (verdict, err)
+
+
+def test_denied_actions_name_verb_resource_namespace_and_the_granting_role(restricted, capsys, shell):
+    home, other, kubeconfig, _ = restricted
+    user = f"system:serviceaccount:{home}:{ACCOUNT}"
+    status, out, err = _drawb(capsys, kubeconfig, home, "check", "single-gpu", "-n", other, "--timeout", "30")
+    assert status == 2 and "Traceback" not in err
+    # apply reads before it writes: the first request RBAC refuses is the get of the claim template
+    assert (f'RbacRefused: RBAC refused get on resourceclaimtemplates.resource.k8s.io in namespace "{other}" for '
+            f'user "{user}"; the drawb-user Role of drawb\'s RBAC manifest grants it in its own namespace') in err
+    assert f"drawb rbac -n {other} --service-account {home}:{ACCOUNT} | kubectl apply -f -" in err
+    shell.run(f"%config DRAMagics.kubeconfig = {kubeconfig!r}")
+    shown = shell.fails(f"%dra check single-gpu -n {other} --timeout 30")
+    assert f'RBAC refused get on resourceclaimtemplates.resource.k8s.io in namespace "{other}"' in shown
+    assert f"%dra rbac -n {other} --service-account {home}:{ACCOUNT}" in shown and "Traceback" not in shown
+
+
+def test_the_token_never_reaches_the_output(restricted, capsys):
+    home, other, kubeconfig, token = restricted
+    outputs = [_drawb(capsys, kubeconfig, home, *words) for words in (["connect", "--kubeconfig", kubeconfig],
+                                                                    ["pods", "-n", other], ["doctor"])]
+    assert outputs[1][0] == 2 and "RBAC refused list on pods" in outputs[1][2]
+    assert all(token not in out + err for _, out, err in outputs)
