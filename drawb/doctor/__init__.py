@@ -41,7 +41,8 @@ def _snapshot(cluster: Cluster, namespace: str) -> Snapshot:
             if kind == "Pod":
                 try:
                     pods = cluster.list("Pod", namespace)
-                    refused[kind] = f"pods read in namespace {namespace} only ({exc.verb} at the cluster scope refused)"
+                    refused["Pod (cluster-wide)"] = (f"pods read in namespace {namespace} only "
+                                                     f"({exc.verb} at the cluster scope refused)")
                     return pods
                 except RbacRefused:
                     pass
@@ -58,11 +59,17 @@ def _snapshot(cluster: Cluster, namespace: str) -> Snapshot:
     return snapshot
 
 
+def _readable(refused: dict[str, str]):
+    """``readable(*kinds)``: whether RBAC let every one of ``kinds`` be read (a check needing one refused is skipped)."""
+    return lambda *kinds: not any(kind in refused for kind in kinds)
+
+
 def _report_refused(report: Report, refused: dict[str, str]) -> None:
     if refused:
-        report.add("access", WARN, "RBAC kept some checks from reading everything: " + "; ".join(refused.values()),
-                   "the checks below use what could be read; drawb's RBAC manifest (`{prog} rbac`) grants "
-                   "every read doctor needs except pods outside one namespace")
+        report.add("access", WARN, "RBAC kept doctor from reading everything: " + "; ".join(refused.values())
+                   + "; the checks that need what was refused are left out",
+                   "drawb's RBAC manifest grants every read doctor needs except pods outside one namespace: "
+                   "`{prog} rbac -n NAMESPACE --user USER` prints it for a cluster admin to apply")
 
 
 def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False, live_timeout: float = 60) -> Report:
@@ -76,16 +83,20 @@ def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False
     if check_api(report, versions):
         snapshot = _snapshot(cluster, namespace)
         _report_refused(report, snapshot.refused)
-        check_classes(report, snapshot)
-        if "Node" not in snapshot.refused:
+        readable = _readable(snapshot.refused)
+        if readable("DeviceClass"):
+            check_classes(report, snapshot)
+        if readable("Node", "ResourceSlice"):
             check_gpu_nodes(report, snapshot)
-        check_pools(report, snapshot)
+        if readable("ResourceSlice"):
+            check_pools(report, snapshot)
         report.feature_gates_metric = cluster.feature_gates_metric()
         outcomes = check_gates(report, cluster, namespace, minor, report.feature_gates_metric)
         check_taint_rules(report, minor, outcomes["DRADeviceTaints"].state == ON, versions)
-        if "Node" not in snapshot.refused:
+        if readable("Node", "ResourceSlice"):
             check_double_booking(report, snapshot)
-        check_pending_pods(report, snapshot)
+        if readable("Pod", "ResourceClaim"):
+            check_pending_pods(report, snapshot)
         check_priority_classes(report, snapshot)
         if live:
             from drawb.doctor.live import live_probe

@@ -121,3 +121,30 @@ def test_the_token_never_reaches_the_output(restricted, capsys):
                                                                     ["pods", "-n", other], ["doctor"])]
     assert outputs[1][0] == 2 and "RBAC refused list on pods" in outputs[1][2]
     assert all(token not in out + err for _, out, err in outputs)
+
+
+def test_without_the_cluster_role_views_say_what_is_missing_and_doctor_degrades(control_plane, restricted, capsys,
+                                                                                 tmp_path):
+    home, _, kubeconfig, _ = restricted
+    account = "role-only"
+    control_plane.api().create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                "metadata": {"name": account, "namespace": home}})
+    role_only = [o for o in rbac.manifest(home, rbac.subject(service_account=account, namespace=home))
+                 if o["kind"] == "RoleBinding"]  # the Role exists already; no ClusterRoleBinding
+    control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(role_only))
+    token = control_plane.kubectl("create", "token", account, "-n", home, "--duration=1h").stdout.strip()
+    credscan.remember(token, f"the TokenRequest token of {home}/{account}")
+    config = json.loads(open(kubeconfig).read())
+    config["users"] = [{"name": ACCOUNT, "user": {"token": token}}]
+    path = tmp_path / "role-only.kubeconfig"
+    path.write_text(json.dumps(config))
+    user = f"system:serviceaccount:{home}:{account}"
+    status, _, err = _drawb(capsys, str(path), home, "devices")
+    assert status == 2 and "Traceback" not in err
+    assert (f'RBAC refused list on resourceslices.resource.k8s.io at the cluster scope for user "{user}"; the '
+            "drawb-reader ClusterRole of drawb's RBAC manifest grants it") in err
+    status, out, err = _drawb(capsys, str(path), home, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert "RBAC refused list on nodes at the cluster scope" in checks["access"]["evidence"]
+    assert "GPU nodes publish slices" not in checks  # skipped: it needs the nodes
+    assert token not in out + err
