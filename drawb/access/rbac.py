@@ -62,7 +62,7 @@ CLUSTER_RULES: tuple[Rule, ...] = (
 
 NAMESPACE_RULES: tuple[Rule, ...] = (
     Rule("resource.k8s.io", ("resourceclaimtemplates", "resourceclaims"), READ + WRITE,
-         "check, apply and doctor --live create them (by server-side apply: patch, creating what is new) and delete "
+         "check, apply and doctor --live create them (server-side apply: patch, and create for a new object) and delete "
          "what they made; doctor's claim gate probes are dry-run creates"),
     Rule("", ("pods",), READ + WRITE, "check pods and doctor --live probe pods: create, watch, delete"),
     Rule("", ("pods/log",), ("get",), "the check pod's nvidia-smi output, logs"),
