@@ -82,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(exc.render(prog="drawb"), file=sys.stderr)
         return 2
+    finally:
+        session.close()  # stop the watches the command started: nothing keeps polling the cluster after it
     warnings = warnings_text(result)
     if warnings:
         print(warnings, file=sys.stderr)
