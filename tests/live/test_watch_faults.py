@@ -266,3 +266,71 @@ def test_close_leaves_no_thread(plane, proxy, tmp_path):
         kube.close()
     left = {t.name for t in threading.enumerate()} - before
     assert not {n for n in left if n.startswith("drawb-informer")}, left
+
+
+def a_claim(name: str, namespace: str) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+
+
+def test_notebook_watch_updates_its_display_on_the_real_cluster(plane, shell):
+    from tests.unit.frontends.test_watch import Recording, row_of
+
+    namespace = plane.create_namespace("faults-nb-watch")
+    original = shell.ipython.display_pub
+    writer = threading.Timer(0.5, lambda: plane.api().create(a_claim("watched-claim", namespace)))
+
+    class CreateOnceShown(Recording):
+        def publish(self, *args, **kwargs):
+            super().publish(*args, **kwargs)
+            if not writer.is_alive() and len(self.published) == 1:
+                writer.start()  # the claim is made once the first table is on screen
+
+    shell.ipython.display_pub = recording = CreateOnceShown(shell=shell.ipython)
+    try:
+        shell.run(f"%config DRAMagics.kubeconfig = {str(plane.kubeconfig)!r}")
+        assert shell.run(f"%dra claims -n {namespace} --watch --for 4") is None
+        writer.join()
+        ids = {display_id for display_id, _, _ in recording.published}
+        assert len(ids) == 1 and None not in ids
+        assert [update for _, update, _ in recording.published] == [False, True]
+        assert "watched-claim" not in recording.published[0][2]
+        assert ">pending<" in row_of(recording.published[1][2], "watched-claim")
+    finally:
+        shell.ipython.display_pub = original
+        session = shell.ipython.magics_manager.registry["DRAMagics"].session
+        session.close()
+        shell.run("%config DRAMagics.kubeconfig = None")
+        plane.api().delete(path_for("Namespace", namespace))
+
+
+def test_cli_watch_prints_changes_from_the_real_cluster(plane):
+    import queue
+    import signal
+    import subprocess
+    import sys
+
+    namespace = plane.create_namespace("faults-cli-watch")
+    drawb = Path(sys.executable).with_name("drawb")
+    proc = subprocess.Popen([str(drawb), "--kubeconfig", str(plane.kubeconfig), "claims", "-n", namespace, "--watch"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
+    reader.start()
+
+    def next_line() -> str:
+        return lines.get(timeout=30).rstrip("\n")
+
+    try:
+        assert next_line() == "(no rows)"
+        plane.api().create(a_claim("cli-claim", namespace))
+        assert next_line().endswith(f" + {namespace}/cli-claim")
+        plane.api().delete(path_for("ResourceClaim", "cli-claim", namespace))
+        assert next_line().endswith(f" - {namespace}/cli-claim")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+        plane.api().delete(path_for("Namespace", namespace))
