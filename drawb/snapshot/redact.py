@@ -7,7 +7,8 @@ ids (``0000:18:00.0``) and PCIe roots (``pci0000:15``) become sequential ones in
 ``1000`` (``1000:01:00.0``, ``pci1000:02``), so that no new id can be mistaken for an original. Every string value
 of every object is rewritten with the same table, so slices, claims' allocations, pods'
 ``nodeName`` and selectors still agree with each other: frames, selector results and allocation
-previews are identical up to the renaming. Namespace, pod and claim names are kept.
+previews are identical up to the renaming. Namespace, pod and claim names are kept, and so are the
+names of devices, requests and containers (a device ``gpu-1`` stays ``gpu-1`` on a node ``gpu-1``).
 """
 
 from __future__ import annotations
@@ -54,15 +55,26 @@ class Renaming:
             return table[original]
         return replace
 
-    def value(self, value: object) -> object:
-        """A copy of a JSON value with every string in it renamed (map keys are kept)."""
+    def value(self, value: object, within: str = "") -> object:
+        """A copy of a JSON value with every string in it renamed (map keys are kept), except the names
+        of devices, requests, containers and other entries (``within``: the key holding ``value``)."""
         if isinstance(value, str):
             return self.string(value)
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            return {k: v if _kept(k, within) else self.value(v, k) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self.value(v, within) for v in value]
         return value
+
+
+def _kept(key: str, within: str) -> bool:
+    """Whether the field ``key`` of a map held under ``within`` keeps its value: a device name (``gpu-1``)
+    may spell a node's name and is no machine's identity; object, pool and owner names are renamed."""
+    return key in _ENTRY_NAMES or (key == "name" and within not in _RENAMED_NAMES)
+
+
+_ENTRY_NAMES = frozenset({"device", "request"})
+_RENAMED_NAMES = frozenset({"metadata", "pool", "ownerReferences"})
 
 
 def renaming_for(snapshot: Snapshot) -> Renaming:
