@@ -291,6 +291,8 @@ class Lifecycle:
         pod = self.pods.get(key)
         if pod is None or pod["spec"].get("nodeName") or claimctl.is_done(pod):
             return
+        if pod["metadata"].get("deletionTimestamp"):
+            return  # the scheduler skips a pod being deleted (seen in snapshots of namespaces going away)
         names = claimctl.pod_claim_names(pod)
         if any(n is None for n in names.values()) or any((key[0], n) not in self.claims for n in names.values()):
             return  # PreEnqueue: a claim is not created yet; the pod waits without an event

@@ -103,6 +103,20 @@ def test_the_replayed_lifecycle_allocates_new_claims_and_keeps_old_ones(saved):
     assert set(running.values()) == {"Running"}
 
 
+def test_a_pod_being_deleted_is_not_scheduled_in_the_replay(saved, tmp_path):
+    snapshot = read(saved)
+    going = {"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": "going", "namespace": "default", "deletionTimestamp": "2026-12-01T21:00:00Z"},
+             "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "one"}],
+                      "containers": [{"name": "c", "image": "ubuntu", "resources": {"claims": [{"name": "gpu"}]}}]}}
+    snapshot.objects["ResourceClaim"].append(claim("one", 1))
+    snapshot.objects["Pod"].append(going)
+    copy = replay(write(snapshot, tmp_path / "going.json"))
+    assert not copy.get("Pod", "going", "default")["spec"].get("nodeName")
+    assert "status" not in copy.get("ResourceClaim", "one", "default") or \
+        not copy.get("ResourceClaim", "one", "default")["status"].get("allocation")
+
+
 def test_save_and_replay_through_the_command_line(tmp_path):
     out = subprocess.run([str(DRAWB), "snapshot", "save", "s.yaml", "--redact"], capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
