@@ -15,12 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from drawb.cluster.sim.nodeaffinity import pod_matches_node, selector_matches, tolerates, untolerated_taint
+from drawb.api.nodeaffinity import node_filter, selector_matches
 
 RESERVED_FOR_MAX = 256  # resourceapi.ResourceClaimReservedForMaxSize
 
-UNSCHEDULABLE_NODE = "node(s) were unschedulable"
-NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 
@@ -78,22 +76,6 @@ def _pre_filter(pod: dict, claims: list[dict], class_exists: Callable[[str], boo
     return None
 
 
-_UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
-
-
-def _node_filters(pod: dict, node: dict) -> str | None:
-    if (node.get("spec") or {}).get("unschedulable") and not any(
-        tolerates(t, _UNSCHEDULABLE_TAINT) for t in pod["spec"].get("tolerations") or ()
-    ):
-        return UNSCHEDULABLE_NODE
-    taint = untolerated_taint(pod, node)
-    if taint is not None:
-        return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
-    if not pod_matches_node(pod, node):
-        return NODE_AFFINITY
-    return None
-
-
 def fit_error(node_count: int, reasons: dict[str, int] | None, pre_filter: str | None, post_filter: list[str]) -> str:
     """The scheduler's FitError message."""
     message = f"0/{node_count} nodes are available:"
@@ -120,7 +102,7 @@ def schedule(pod: dict, claims: list[dict], nodes: Iterable[dict], node_count: i
     reasons: dict[str, int] = {}
     unavailable: list[dict] = []
     for node in nodes:
-        reason = _node_filters(pod, node)
+        reason = node_filter(pod, node)
         if reason is None and claims:
             missing = [c for c in allocated if not selector_matches(c["status"]["allocation"].get("nodeSelector"), node)]
             if missing:

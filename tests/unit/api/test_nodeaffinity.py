@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drawb.cluster.sim.nodeaffinity import pod_matches_node, selector_matches, untolerated_taint
+from drawb.api.nodeaffinity import pod_matches_node, selector_matches, untolerated_taint
 
 NODE = {"metadata": {"name": "n1", "labels": {"zone": "a", "gpus": "8"}},
         "spec": {"taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]}}

@@ -1,4 +1,5 @@
-"""Node selectors as the scheduler reads them: ``nodeSelector``, required node affinity, taints.
+"""Node selectors as the scheduler reads them: ``nodeSelector``, required node affinity, taints,
+and the scheduler's node filters before DynamicResources (``node_filter``).
 
 ``NodeSelector`` terms are ORed, the requirements of a term ANDed; ``matchFields`` knows only
 ``metadata.name``, as in Kubernetes.
@@ -71,4 +72,24 @@ def untolerated_taint(pod: dict, node: dict) -> dict | None:
     for taint in (node.get("spec") or {}).get("taints") or ():
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates(t, taint) for t in tolerations):
             return taint
+    return None
+
+
+UNSCHEDULABLE_NODE = "node(s) were unschedulable"
+NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+_UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+def node_filter(pod: dict, node: dict) -> str | None:
+    """The filters the scheduler runs before DynamicResources, in its order: NodeUnschedulable,
+    TaintToleration, NodeAffinity. The first one's reason (the scheduler's words), or None."""
+    if (node.get("spec") or {}).get("unschedulable") and not any(
+        tolerates(t, _UNSCHEDULABLE_TAINT) for t in pod["spec"].get("tolerations") or ()
+    ):
+        return UNSCHEDULABLE_NODE
+    taint = untolerated_taint(pod, node)
+    if taint is not None:
+        return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
+    if not pod_matches_node(pod, node):
+        return NODE_AFFINITY
     return None
