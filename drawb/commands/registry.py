@@ -35,6 +35,8 @@ COMMAND_MODULES = (
     "drawb.commands.check",
     "drawb.commands.snapshot",
     "drawb.commands.rbac",
+    "drawb.commands.preview",
+    "drawb.commands.capacity",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

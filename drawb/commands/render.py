@@ -119,10 +119,11 @@ def collect_values(sets: list[str], cell: str | None, user_ns: dict) -> dict[str
     arg("-n", "--namespace", help="namespace of the manifests (default: the namespace option)"),
     arg("--dry-run", action="store_true", help="server-side dry run through the connected cluster"),
     arg("--apply", action="store_true", help="dry run, then apply through the connected cluster"),
+    arg("--preview", action="store_true", help="where the rendered workload would fit now (see `preview`)"),
     cell="YAML values (parameter: value per line)",
 )
-def render(session: Session, args, cell) -> rendering.Rendered:
-    """Render, validate, then export and/or dry-run or apply through the session's cluster."""
+def render(session: Session, args, cell) -> object:
+    """Render, validate, then export and/or dry-run or apply through the session's cluster (or --preview it)."""
     from drawb import render as rendering
 
     values = collect_values(args.sets, cell, session.user_ns)
@@ -140,4 +141,10 @@ def render(session: Session, args, cell) -> rendering.Rendered:
         rendered.export(args.out)
     if applying:
         rendered.apply(cluster, dry_run=not args.apply)
+    if args.preview:
+        from drawb.commands.preview import preview_workload, workload_for
+
+        source = f"template {args.name}"
+        workload = workload_for(session, None, None, args.namespace, rendered.documents, source)
+        return preview_workload(session, workload)
     return rendered

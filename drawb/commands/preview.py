@@ -1,0 +1,138 @@
+"""``preview``: where a pod, claim or template fits now, and the devices each node would give it.
+
+The workload is ``pod/NAME``, ``claim/NAME``, ``template/NAME`` or a bare NAME (a pod, else a
+claim, else a template of that name), in the cluster or in a manifest file (``-f FILE``, whose
+objects count as if applied); ``%dra render NAME --preview`` previews a rendered template.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from drawb.commands.registry import JsonResult, arg, command
+from drawb.errors import PROG, UsageError
+from drawb.session import Session
+
+if TYPE_CHECKING:
+    from drawb.plan import PlanState, Workload
+    from drawb.plan.report import Report
+
+TARGET = arg("target", nargs="?", help="pod/NAME, claim/NAME, template/NAME or NAME (a pod, claim or template)")
+FILE = arg("-f", "--file", help="a manifest file: its Pod, ResourceClaim or ResourceClaimTemplate (as if applied)")
+NAMESPACE = arg("-n", "--namespace", help="the workload's namespace (default: the namespace option)")
+JSON = arg("--json", action="store_true", help="the result as JSON")
+
+
+def _split(target: str) -> tuple[str | None, str]:
+    from drawb.plan.workload import KINDS
+
+    kind, sep, name = target.partition("/")
+    if not sep:
+        return None, target
+    if kind.lower() not in KINDS or not name:
+        raise UsageError(f"{target!r}: expected pod/NAME, claim/NAME, template/NAME or a bare NAME",
+                         hint="e.g. pod/gpu-pod or template/single-gpu")
+    return KINDS[kind.lower()], name
+
+
+class _Finder:
+    """Objects by kind, name and namespace: the file's first, then the cluster's."""
+
+    def __init__(self, cluster, documents: list[dict], default_namespace: str, source: str):
+        self.cluster = cluster
+        self.documents = documents
+        self.default_namespace = default_namespace
+        self.source = source
+
+    def _from_documents(self, kind: str, name: str, namespace: str) -> dict | None:
+        from drawb.plan.workload import OtherNamespace
+
+        for obj in self.documents:
+            if obj.get("kind") == kind and obj["metadata"].get("name") == name:
+                theirs = obj["metadata"].get("namespace") or self.default_namespace
+                if theirs != namespace:
+                    raise OtherNamespace(f"{kind} '{name}' of {self.source} is in namespace '{theirs}', not '{namespace}'",
+                                         hint=f"pods use claims and templates of their own namespace; use -n {theirs} "
+                                              "or fix metadata.namespace")
+                return {**obj, "metadata": {**obj["metadata"], "namespace": namespace}}
+        return None
+
+    def __call__(self, kind: str, name: str, namespace: str) -> dict | None:
+        from drawb.plan.workload import OtherNamespace
+
+        found = self._from_documents(kind, name, namespace)
+        if found is not None:
+            return found
+        found = self.cluster.get(kind, name, namespace)
+        if found is not None:
+            return found
+        elsewhere = sorted({(o["metadata"].get("namespace") or "") for o in self.cluster.list(kind)
+                            if o["metadata"].get("name") == name})
+        if elsewhere:
+            raise OtherNamespace(f"{kind} '{name}' is not in namespace '{namespace}'; it is in {', '.join(elsewhere)}",
+                                 hint=f"use -n {elsewhere[0]}")
+        return None
+
+
+def workload_for(session: Session, target: str | None, file: str | None, namespace: str | None,
+                 documents: list[dict] | None = None, source: str = "") -> Workload:
+    """The workload a ``preview``/``capacity`` command line names."""
+    from drawb.plan import ObjectNotFound, resolve
+    from drawb.plan.manifests import NotAManifest, default_target, parse_manifests
+
+    namespace = namespace or session.namespace
+    if file:
+        path = Path(file).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise NotAManifest(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}",
+                               hint="check the path") from None
+        documents, source = parse_manifests(text, file), file
+    documents = documents or []
+    finder = _Finder(session.cluster, documents, namespace, source)
+    if target is None:
+        if not documents:
+            raise UsageError("name what to place: pod/NAME, claim/NAME, template/NAME, or -f FILE",
+                             hint=f"e.g. `{PROG} preview template/NAME`")
+        kind, name = default_target(documents, source)
+        return resolve(kind, name, namespace, finder)
+    kind, name = _split(target)
+    if kind is not None:
+        return resolve(kind, name, namespace, finder)
+    for kind in ("Pod", "ResourceClaim", "ResourceClaimTemplate"):
+        if finder(kind, name, namespace) is not None:
+            return resolve(kind, name, namespace, finder)
+    raise ObjectNotFound(f"no pod, ResourceClaim or ResourceClaimTemplate '{name}' in namespace '{namespace}'",
+                         hint=f"`{PROG} pods` and `{PROG} claims` list them")
+
+
+def plan_state(session: Session) -> tuple[PlanState, str, bool]:
+    """The cluster now, under its version and gates; its description; whether it is simulated."""
+    from drawb.plan import PlanState
+
+    cluster = session.cluster
+    version = cluster.server_version()
+    state = PlanState(nodes=cluster.list("Node"), slices=cluster.list("ResourceSlice"),
+                      classes=cluster.list("DeviceClass"), claims=cluster.list("ResourceClaim"),
+                      kubernetes_version=version, feature_gates=cluster.feature_gates_metric())
+    description = cluster.description
+    return state, f"{description}, Kubernetes {version}", description.startswith("simulated")
+
+
+def preview_workload(session: Session, workload: Workload) -> Report:
+    """Preview ``workload`` on the session's cluster."""
+    from drawb.plan import preview
+    from drawb.plan.report import preview_report
+
+    state, where, simulated = plan_state(session)
+    return preview_report(preview(workload, state), where, simulated)
+
+
+@command("preview", "Where a pod, claim or template fits now: per node, the devices drawb's allocator would give "
+         "it (nodes in the scheduler's order; the simulated scheduler's pick marked).",
+         TARGET, FILE, NAMESPACE, JSON)
+def preview_command(session: Session, args, cell):
+    report = preview_workload(session, workload_for(session, args.target, args.file, args.namespace))
+    return JsonResult(report.to_dict(), report.exit_status) if args.json else report

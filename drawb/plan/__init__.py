@@ -1,0 +1,11 @@
+"""Planning on the cluster as it is now, with ``drawb.alloc``: where a workload fits (``preview``)
+and how many more copies fit (``capacity``). Pure: no I/O; the commands read the objects.
+"""
+
+from drawb.plan.capacity import Capacity, NodeCapacity, SharedClaimsOnly, capacity
+from drawb.plan.preview import NodeFit, Preview, preview
+from drawb.plan.state import PlanState
+from drawb.plan.workload import NoClaims, ObjectNotFound, OtherNamespace, Workload, resolve
+
+__all__ = ["Capacity", "NoClaims", "NodeCapacity", "NodeFit", "ObjectNotFound", "OtherNamespace", "PlanState",
+           "Preview", "SharedClaimsOnly", "Workload", "capacity", "preview", "resolve"]

@@ -1,0 +1,156 @@
+"""Preview: on which nodes a workload's claims fit now, and the devices each node would give them.
+
+Nodes are tried as the simulated scheduler tries them (drawb/cluster/sim/scheduler.py): in name
+order, through NodeUnschedulable, TaintToleration and NodeAffinity, then DynamicResources (claims
+the pod already has must be available on the node; the others are allocated by ``drawb.alloc``
+with the devices already in use counted). The first node that fits is the one the simulated
+scheduler picks; the real scheduler scores every node that fits and may pick another of them.
+Nodes of the same signature (``PlanState.signature``) are allocated once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from drawb.alloc import AllocationError
+from drawb.api.nodeaffinity import node_filter, selector_matches
+from drawb.plan.relevance import relevant_attributes
+from drawb.plan.state import NodeView, PlanState, collector_paused, rename, results
+from drawb.plan.workload import Workload
+
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+
+
+@dataclass
+class NodeFit:
+    """A node where the claims fit, and their allocations there (one per claim allocated): made on
+    ``source``, a node of the same signature, and renamed on first use."""
+
+    node: str
+    view: NodeView | None = field(default=None, repr=False)
+    source: NodeView | None = field(default=None, repr=False)
+    made: list[dict] = field(default_factory=list, repr=False)
+    _allocations: list[dict] | None = field(default=None, repr=False)
+
+    @property
+    def allocations(self) -> list[dict]:
+        if self._allocations is None:
+            same = self.source is None or self.source is self.view
+            self._allocations = self.made if same else rename(self.made, self.source, self.view)
+        return self._allocations
+
+
+@dataclass
+class Preview:
+    """Where a workload fits now."""
+
+    workload: Workload
+    allocating: list[dict]  # the claims an attempt allocates (the others are allocated already)
+    fits: list[NodeFit] = field(default_factory=list)
+    rejected: dict[str, int] = field(default_factory=dict)  # the scheduler's reason -> nodes
+    node_count: int = 0
+    error: str | None = None  # the allocator's error: the scheduler would fail the attempt
+
+    @property
+    def pick(self) -> str | None:
+        """The node the simulated scheduler would pick (the first that fits, in name order)."""
+        return self.fits[0].node if self.fits else None
+
+
+def _allocated_claims(workload: Workload) -> list[dict]:
+    return [c for c in workload.claims if results(c) or (c.get("status") or {}).get("allocation")]
+
+
+def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_at_first: bool = False) -> Preview:
+    """Try every node for ``claims`` (the rest of the workload's claims must be allocated already)."""
+    pod = workload.pod
+    pod.setdefault("spec", {})
+    held = [c for c in workload.claims if c not in claims and (c.get("status") or {}).get("allocation")]
+    result = Preview(workload, claims, node_count=len(state.nodes))
+    relevant = relevant_attributes(claims, state.class_by_name, state.kubernetes_version, state.feature_gates)
+    groups: dict[tuple, tuple[NodeView, list[dict] | None]] = {}
+    for node in state.nodes:
+        reason = node_filter(pod, node)
+        if reason is None and any(not selector_matches(c["status"]["allocation"].get("nodeSelector"), node) for c in held):
+            reason = NOT_AVAILABLE
+        if reason is not None:
+            result.rejected[reason] = result.rejected.get(reason, 0) + 1
+            continue
+        view = state.view(node)
+        if not claims:
+            result.fits.append(NodeFit(view.name, view))
+        else:
+            signature = state.signature(view, relevant)
+            if signature not in groups:
+                try:
+                    groups[signature] = (view, state.allocate(claims, view))
+                except AllocationError as err:
+                    result.error = str(err)
+                    result.fits = []
+                    return result
+            source, allocations = groups[signature]
+            if allocations is None:
+                result.rejected[CANNOT_ALLOCATE] = result.rejected.get(CANNOT_ALLOCATE, 0) + 1
+                continue
+            result.fits.append(NodeFit(view.name, view, source, allocations))
+        if stop_at_first:
+            break
+    return result
+
+
+def preview(workload: Workload, state: PlanState) -> Preview:
+    """Where ``workload`` fits now (see the module)."""
+    with collector_paused():
+        return _preview(workload, state)
+
+
+def _preview(workload: Workload, state: PlanState) -> Preview:
+    allocating = [c for c in workload.claims if c not in _allocated_claims(workload)]
+    if workload.bound_node:  # nothing to place: show what its claims hold
+        bound = [n for n in state.nodes if n["metadata"]["name"] == workload.bound_node]
+        view = state.view(bound[0]) if bound else None
+        held = [c for c in workload.claims if (c.get("status") or {}).get("allocation")]
+        done = Preview(workload, held, node_count=len(state.nodes))
+        done.fits = [NodeFit(workload.bound_node, view, made=[c["status"]["allocation"] for c in held])]
+        return done
+    return try_nodes(workload, state, allocating)
+
+
+# --- what a device is, for people -----------------------------------------------------------
+
+
+def _attribute(device: Mapping[str, Any], driver: str, name: str) -> Any:
+    attributes = device.get("attributes") or {}
+    value = attributes.get(name, attributes.get(f"{driver}/{name}"))
+    if isinstance(value, Mapping):
+        return next(iter(value.values()), None)
+    return value
+
+
+def describe(device: Mapping[str, Any] | None, driver: str) -> dict[str, Any]:
+    """product, memory and profile of a published device (None where it has none)."""
+    if device is None:
+        return {"product": None, "memory": None, "profile": None}
+    capacity = device.get("capacity") or {}
+    memory = capacity.get("memory", capacity.get(f"{driver}/memory"))
+    return {
+        "product": _attribute(device, driver, "productName"),
+        "memory": (memory or {}).get("value") if isinstance(memory, Mapping) else memory,
+        "profile": _attribute(device, driver, "profile"),
+    }
+
+
+def rows(fits: list[NodeFit], claims: list[dict], pick: str | None) -> list[dict]:
+    """One row per device per node: node, claim, request, device, product, memory, profile, pick."""
+    out = []
+    for fit in fits:
+        for claim, allocation in zip(claims, fit.allocations):
+            for r in ((allocation.get("devices") or {}).get("results") or []):
+                device = fit.view.device(r["driver"], r["pool"], r["device"]) if fit.view else None
+                out.append({"node": fit.node, "claim": claim["metadata"]["name"], "request": r["request"],
+                            "driver": r["driver"], "pool": r["pool"], "device": r["device"],
+                            **describe(device, r["driver"]), "pick": fit.node == pick})
+    return out
