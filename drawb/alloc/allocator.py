@@ -1,4 +1,4 @@
-"""``allocate``: the scheduler's structured allocation of a pod's claims on one node."""
+"""``allocate`` and ``Allocator``: the scheduler's structured allocation of a pod's claims on a node."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 from drawb.alloc.errors import AllocationError
 from drawb.alloc.nodes import merge_requirements, node_name_selector
-from drawb.alloc.pools import gather_pools, random_pool_order
+from drawb.alloc.index import SliceIndex
+from drawb.alloc.pools import counters_anywhere, gather_pools, random_pool_order
+from drawb.alloc.precheck import Precheck
 from drawb.alloc.requests import RequestData
 from drawb.alloc.rules import Rules, rules_for
 from drawb.alloc.search import DeviceResult, MaxSizeExceeded, Search
@@ -37,41 +39,118 @@ def allocate(
     named in ``feature_gates`` take the version's default; they pick the stable, incubating or
     experimental implementation as the scheduler does. Where Go's pool order is random (1.34,
     1.35, and the stable implementation), drawb tries pools sorted by driver and pool name.
+    To try many nodes for the same claims, use ``Allocator``.
     """
-    chosen = resolve_flavor(kubernetes_version, feature_gates)
-    gates = dict(chosen.gates)
-    state = gather_allocated(allocated, gates.get("DRAConsumableCapacity", False))
-    return allocate_with(chosen, claims, node=node, slices=list(slices), classes=list(classes), state=state)
+    allocator = Allocator(claims, slices=slices, classes=classes, allocated=allocated,
+                          kubernetes_version=kubernetes_version, feature_gates=feature_gates)  # fmt: skip
+    return allocator.allocate(node)
+
+
+class Allocator:
+    """The allocation of one pod's claims, prepared once and tried node by node.
+
+    ``Allocator(claims, slices=..., classes=..., allocated=..., kubernetes_version=..., feature_gates=...)``
+    takes the arguments of ``allocate`` except ``node``; ``allocate(node)`` then answers exactly as
+    ``allocate(claims, node=node, ...)`` would: one ``status.allocation`` per claim, None when the
+    claims do not fit on that node, AllocationError with the scheduler's message. It does once
+    what the scheduler's DynamicResources PreFilter does once per pod (gather the devices the
+    ``allocated`` claims hold, resolve the version and gates, index the slices by node and pool)
+    and, before each node's search, runs a cheap exact test (``drawb.alloc.precheck``) that turns
+    away a node with no free device for the first request's class without searching it.
+
+    Use it to try many nodes for the same pod (the simulated scheduler, "why", "preview")::
+
+        allocator = Allocator([claim], slices=slices, classes=classes, allocated=in_use)
+        chosen = next((n for n in nodes if allocator.allocate(n) is not None), None)
+
+    The objects are read, never modified; an allocator assumes they do not change while it is in
+    use (make a new one after a claim, slice or class changes). Errors of the version or gates
+    are raised here; everything else from ``allocate(node)``.
+    """
+
+    def __init__(self, claims: Sequence[Obj], *, slices: Iterable[Obj], classes: Iterable[Obj],
+                 allocated: Iterable[Obj] = (), kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+                 feature_gates: Mapping[str, bool] | None = None) -> None:  # fmt: skip
+        chosen = resolve_flavor(kubernetes_version, feature_gates)
+        state = gather_allocated(allocated, dict(chosen.gates).get("DRAConsumableCapacity", False))
+        self._prepare(chosen, claims, slices, classes, state)
+
+    @classmethod
+    def for_flavor(cls, flavor: Flavor, claims: Sequence[Obj], *, slices: Iterable[Obj], classes: Iterable[Obj],
+                   state: AllocatedState) -> Allocator:  # fmt: skip
+        """An allocator for one resolved Flavor and AllocatedState (the upstream tests drive this)."""
+        allocator = cls.__new__(cls)
+        allocator._prepare(flavor, claims, slices, classes, state)
+        return allocator
+
+    def _prepare(self, flavor: Flavor, claims: Sequence[Obj], slices: Iterable[Obj], classes: Iterable[Obj],
+                 state: AllocatedState) -> None:  # fmt: skip
+        self.flavor, self.state = flavor, state
+        self.claims = list(claims)
+        self.rules = rules_for(flavor)
+        self.evaluator = evaluator_for(flavor.minor, flavor.gates)
+        self.classes: dict[str, Obj] = {}
+        for device_class in classes:
+            self.classes.setdefault((device_class.get("metadata") or {}).get("name", ""), device_class)
+        self._slices = slices if isinstance(slices, list) else list(slices)
+        self._index: SliceIndex | None = None
+        self._precheck: Precheck | None | bool = False  # False: not built yet
+
+    @property
+    def index(self) -> SliceIndex:
+        """The slices indexed by node and pool (built on first use)."""
+        if self._index is None:
+            self._index = SliceIndex(self._slices)
+        return self._index
+
+    def allocate(self, node: Obj | None) -> list[dict] | None:
+        """The claims' allocations on ``node`` (None: they do not fit there; AllocationError)."""
+        if self._precheck is False:
+            self._precheck = Precheck.build(self.claims, self.classes, self.index, self.rules, self.state,
+                                            self.evaluator)  # fmt: skip
+        if self._precheck is not None and self._precheck.rejects(node):
+            return None
+        return self.search(node)
+
+    def rejects(self, node: Obj | None) -> bool:
+        """Whether the pre-check alone turns ``node`` away (then ``allocate(node)`` is None)."""
+        if self._precheck is False:
+            self._precheck = Precheck.build(self.claims, self.classes, self.index, self.rules, self.state,
+                                            self.evaluator)  # fmt: skip
+        return self._precheck is not None and self._precheck.rejects(node)
+
+    def search(self, node: Obj | None, stats: dict | None = None, reverse_random_order: bool = False) -> list[dict] | None:
+        """The full allocation on ``node``, without the pre-check; ``stats["invocations"]`` receives
+        the search's step count (``NumAllocateOneInvocations``); ``reverse_random_order`` tries
+        pools in reverse where Go's order is random (to find results that depend on it)."""
+        flavor = self.flavor
+        index = self.index
+        pools = gather_pools(index.for_node(node, counters_anywhere(flavor)), node, flavor, index.pool)
+        if reverse_random_order and random_pool_order(flavor):
+            pools.reverse()
+        search = Search(list(self.claims), node, pools, self.rules, self.state, self.evaluator)
+        validate(search, self.classes)
+        try:
+            done = search.allocate_one(0, 0, 0, 0, False)
+        except MaxSizeExceeded:
+            return None
+        finally:
+            if stats is not None:
+                stats["invocations"] = search.invocations
+        if not done:
+            # 1.35+: "invalid resource pools were encountered" fails only this node (ErrFailedAllocationOnNode).
+            return None
+        node_name = ((node or {}).get("metadata") or {}).get("name", "")
+        return [_allocation(search, i, claim, node_name) for i, claim in enumerate(search.claims)]
 
 
 def allocate_with(flavor: Flavor, claims: Sequence[Obj], *, node: Obj | None, slices: list[Obj],
                   classes: list[Obj], state: AllocatedState, stats: dict | None = None,
                   reverse_random_order: bool = False) -> list[dict] | None:  # fmt: skip
-    """``allocate`` for one resolved Flavor and AllocatedState (the upstream tests drive this);
-    ``stats["invocations"]`` receives the search's step count (``NumAllocateOneInvocations``);
-    ``reverse_random_order`` tries pools in reverse where Go's order is random (to find results
-    that depend on it)."""
-    rules = rules_for(flavor)
-    by_name = {}
-    for device_class in classes:
-        by_name.setdefault((device_class.get("metadata") or {}).get("name", ""), device_class)
-    pools = gather_pools(slices, node, flavor)
-    if reverse_random_order and random_pool_order(flavor):
-        pools.reverse()
-    search = Search(list(claims), node, pools, rules, state, evaluator_for(flavor.minor, flavor.gates))
-    validate(search, by_name)
-    try:
-        done = search.allocate_one(0, 0, 0, 0, False)
-    except MaxSizeExceeded:
-        return None
-    finally:
-        if stats is not None:
-            stats["invocations"] = search.invocations
-    if not done:
-        # 1.35+: "invalid resource pools were encountered" fails only this node (ErrFailedAllocationOnNode).
-        return None
-    node_name = ((node or {}).get("metadata") or {}).get("name", "")
-    return [_allocation(search, i, claim, node_name) for i, claim in enumerate(search.claims)]
+    """The full search of ``allocate`` for one resolved Flavor and AllocatedState (the upstream
+    tests drive this; see ``Allocator.search`` for ``stats`` and ``reverse_random_order``)."""
+    allocator = Allocator.for_flavor(flavor, claims, slices=slices, classes=classes, state=state)
+    return allocator.search(node, stats, reverse_random_order)
 
 
 def _allocation(search: Search, claim_i: int, claim: Obj, node_name: str) -> dict:

@@ -13,7 +13,7 @@ implementation puts pools with binding conditions last.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +55,8 @@ def has_binding_conditions(slice_: Mapping[str, Any]) -> bool:
     return info(slice_).binding
 
 
-def _slice_matches(slice_: Mapping[str, Any], node: Mapping[str, Any] | None) -> bool:
+def slice_matches(slice_: Mapping[str, Any], node: Mapping[str, Any] | None) -> bool:
+    """Whether the slice targets the node (AllocationError for a node selector that cannot be parsed)."""
     extracted = info(slice_)
     node_name, all_nodes, selector = extracted.node_name, extracted.all_nodes, extracted.node_selector
     if node_name:
@@ -119,13 +120,29 @@ def random_pool_order(flavor: Flavor) -> bool:
     return flavor.minor <= 35 or flavor.impl == "stable"
 
 
-def gather_pools(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor) -> list[Pool]:
-    """The pools of ``slices`` visible on ``node``, in drawb's deterministic order (module docstring)."""
+PoolSlices = Callable[[str, str], Sequence[Mapping[str, Any]]]
+
+
+def counters_anywhere(flavor: Flavor) -> bool:
+    """Whether the pool gathering takes counter slices from every node, not just the target's."""
+    if flavor.minor == 34 or (flavor.minor == 35 and flavor.impl == "stable"):
+        return False
+    return flavor.minor < 37 or flavor.impl == "stable"
+
+
+def gather_pools(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor,
+                 pool_slices: PoolSlices | None = None) -> list[Pool]:  # fmt: skip
+    """The pools of ``slices`` visible on ``node``, in drawb's deterministic order (module docstring).
+
+    ``pool_slices(driver, pool)``, when given, returns every slice of that pool among all slices
+    (in their order); then ``slices`` need only hold the slices that can target the node (see
+    ``drawb.alloc.index``), and a pool that looks incomplete from the node is completed from it."""
+    every = pool_slices or (lambda driver, pool: slices)
     if flavor.minor == 34:
         return _gather_34(slices, node, flavor)
     if flavor.minor == 35 and flavor.impl == "stable":
-        return _gather_35_stable(slices, node, flavor)
-    return _gather(slices, node, flavor)
+        return _gather_35_stable(slices, node, flavor, every)
+    return _gather(slices, node, flavor, every)
 
 
 def _gather_34(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor) -> list[Pool]:
@@ -136,7 +153,7 @@ def _gather_34(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | No
     for slice_ in slices:
         if not partitionable and info(slice_).per_device_set:
             continue
-        if not _slice_matches(slice_, node):
+        if not slice_matches(slice_, node):
             continue
         if experimental and has_binding_conditions(slice_):
             later.append(slice_)
@@ -175,18 +192,19 @@ def _same_generation(slices: Sequence[Mapping[str, Any]], pool: Pool) -> list[Ma
     return found
 
 
-def _gather_35_stable(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor) -> list[Pool]:
+def _gather_35_stable(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor,
+                      every_of: PoolSlices) -> list[Pool]:  # fmt: skip
     pools: dict[tuple[str, str], Pool] = {}
     for slice_ in slices:
         if not flavor.has("PartitionableDevices") and _spec(slice_).get("perDeviceNodeSelection") is not None:
             continue
-        if _slice_matches(slice_, node):
+        if slice_matches(slice_, node):
             _add(pools, slice_)
     result = []
     for pool in sorted(pools.values(), key=lambda p: (p.driver, p.name)):
         _check(pool)
         if pool.incomplete:
-            every = _same_generation(slices, pool)
+            every = _same_generation(every_of(pool.driver, pool.name), pool)
             if every is None:
                 continue
             pool.incomplete = len(every) != _slice_count(pool.slices[0])
@@ -310,7 +328,8 @@ def uses_compatibility_groups(slice_: Mapping[str, Any]) -> bool:
     )
 
 
-def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor) -> list[Pool]:
+def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor,
+            every_of: PoolSlices) -> list[Pool]:  # fmt: skip
     """1.35 incubating and experimental, 1.36+: counter-set slices count for the whole pool, and a pool
     that looks incomplete from this node is completed from the slices targeting other nodes."""
     partitionable = flavor.has("PartitionableDevices")
@@ -319,7 +338,7 @@ def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None,
     pools: dict[tuple[str, str], Pool] = {}
     later: list[Mapping[str, Any]] = []
     # Until 1.36 (and in stable 1.37) counter-set slices count wherever they are.
-    counters_anywhere = flavor.minor < 37 or flavor.impl == "stable"
+    anywhere = counters_anywhere(flavor)
     ignore_groups = flavor.minor >= 37 and not flavor.has("CompatibilityGroups")
     for slice_ in slices:
         extracted = info(slice_)
@@ -327,7 +346,7 @@ def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None,
             continue
         if ignore_groups and uses_compatibility_groups(slice_):
             continue
-        if not ((counters_anywhere and extracted.shared_counters) or _slice_matches(slice_, node)):
+        if not ((anywhere and extracted.shared_counters) or slice_matches(slice_, node)):
             continue
         if binding_slices_last and not extracted.shared_counters and extracted.binding:
             later.append(slice_)
@@ -340,7 +359,7 @@ def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None,
         if len(pool.slices) == _slice_count(pool.slices[0]):
             _build(pool, flavor, None)
         else:
-            every = _same_generation(slices, pool)
+            every = _same_generation(every_of(pool.driver, pool.name), pool)
             if every is None:
                 continue
             if ignore_groups:

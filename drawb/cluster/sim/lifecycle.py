@@ -2,11 +2,10 @@
 
 ``Lifecycle`` watches the simulated store (every write calls ``changed``) and, whenever the
 cluster is used, catches up with the clock: it runs the resourceclaim controller
-(``claims``), the scheduler (``scheduler``, allocating with ``drawb.alloc.allocate``) and the
+(``claims``), the scheduler (``scheduler``, allocating with ``drawb.alloc.Allocator``) and the
 node agent (``kubelet``) until nothing is left to do, then fires the timed steps that are due
 (a container starting, a command ending), each at its own time, in order. It keeps its own
-indexes of the objects it needs (nodes in name order, slices per node, allocated claims per
-pool), updated per change, so one scheduling attempt reads only what concerns the pod.
+indexes of the objects it needs (nodes in name order, slices per node), updated per change.
 """
 
 from __future__ import annotations
@@ -67,8 +66,6 @@ class Lifecycle:
         self.classes: dict[str, dict] = {}
         self._slices: dict[str, dict] = {}
         self._slices_by_node: dict[str | None, dict[str, dict]] = {}
-        self._claims_by_pool: dict[tuple[str, str], set[NsKey]] = {}
-        self._claim_pools: dict[NsKey, set[tuple[str, str]]] = {}
         self._node_order: list[str] | None = None
         self._claim_work: dict[NsKey, None] = {}
         self._release_work: dict[NsKey, None] = {}
@@ -154,13 +151,6 @@ class Lifecycle:
     def _claim_changed(self, key: NsKey, claim: dict, deleted: bool) -> None:
         old = self.claims.get(key)
         self._index(self.claims, key, claim, deleted)
-        for pool in self._claim_pools.pop(key, ()):
-            self._claims_by_pool.get(pool, set()).discard(key)
-        if not deleted:
-            pools = {(r["driver"], r["pool"]) for r in _results(claim)}
-            self._claim_pools[key] = pools
-            for pool in pools:
-                self._claims_by_pool.setdefault(pool, set()).add(key)
         freed = deleted or (old is not None and _results(old) and not _results(claim))
         if freed:
             self._retry_unschedulable()
@@ -272,20 +262,25 @@ class Lifecycle:
             self._node_order = sorted(self.nodes)
         return [self.nodes[n] for n in self._node_order]
 
-    def _allocate(self, claims: list[dict], node: dict) -> list[dict] | None:
-        from drawb.alloc import AllocationError, allocate
+    def _allocator(self, claims: list[dict]) -> Callable[[dict], list[dict] | None]:
+        """One Allocator for this attempt's claims over every slice and allocated claim (PreFilter)."""
+        from drawb.alloc import AllocationError, Allocator
 
-        slices = [*self._slices_by_node.get(node["metadata"]["name"], {}).values(),
-                  *self._slices_by_node.get(None, {}).values()]
-        pools = {(s["spec"]["driver"], s["spec"]["pool"]["name"]) for s in slices}
-        in_use = {k for pool in pools for k in self._claims_by_pool.get(pool, ())}
-        allocated = [self.claims[k] for k in sorted(in_use)]
+        allocated = [claim for claim in self.claims.values() if _results(claim)]
         try:
-            return allocate(claims, node=node, slices=slices, classes=list(self.classes.values()),
-                            allocated=allocated, kubernetes_version=self.kubernetes_version,
-                            feature_gates=self.feature_gates)
+            allocator = Allocator(claims, slices=list(self._slices.values()), classes=list(self.classes.values()),
+                                  allocated=allocated, kubernetes_version=self.kubernetes_version,
+                                  feature_gates=self.feature_gates)  # fmt: skip
         except AllocationError as err:
             raise AllocationFailed(str(err)) from None
+
+        def allocate(node: dict) -> list[dict] | None:
+            try:
+                return allocator.allocate(node)
+            except AllocationError as err:
+                raise AllocationFailed(str(err)) from None
+
+        return allocate
 
     def _schedule(self, key: NsKey) -> None:
         pod = self.pods.get(key)
@@ -298,7 +293,7 @@ class Lifecycle:
             return  # PreEnqueue: a claim is not created yet; the pod waits without an event
         claims = [self.claims[(key[0], n)] for n in names.values()]
         nodes = self._ordered_nodes()
-        decision = schedule(pod, claims, nodes, len(nodes), self._allocate, lambda c: c in self.classes)
+        decision = schedule(pod, claims, nodes, len(nodes), self._allocator, lambda c: c in self.classes)
         if decision.scheduled:
             self._bind(key, pod, claims, decision)
         else:

@@ -3,7 +3,8 @@
 The filters that can reject a node in the simulation run in the scheduler's order:
 NodeUnschedulable, TaintToleration, NodeAffinity (``nodeSelector`` and required node affinity),
 then DynamicResources (claims already allocated must be available on the node, the others are
-allocated with ``drawb.alloc.allocate``). Nodes are tried in name order and the first feasible
+allocated by one ``drawb.alloc.Allocator`` per attempt, made once as the plugin's PreFilter
+state and asked node by node as its Filter). Nodes are tried in name order and the first feasible
 node is chosen (the real scheduler scores the feasible nodes and breaks ties at random; the
 simulation picks deterministically). When no node fits, the message is the scheduler's
 ``FitError`` text: the per-node reasons counted and sorted, then the PostFilter messages of
@@ -43,7 +44,8 @@ class AllocationFailed(Exception):
     """The allocator reported an error (a broken selector, a disabled feature)."""
 
 
-Allocate = Callable[[list[dict], dict], "list[dict] | None"]
+NodeAllocate = Callable[[dict], "list[dict] | None"]
+Prepare = Callable[[list[dict]], NodeAllocate]
 
 
 def reserved_for_pod(claim: dict, pod: dict) -> bool:
@@ -87,12 +89,13 @@ def fit_error(node_count: int, reasons: dict[str, int] | None, pre_filter: str |
     return message + " " + ", ".join([*post_filter, preemption])
 
 
-def schedule(pod: dict, claims: list[dict], nodes: Iterable[dict], node_count: int, allocate: Allocate,
+def schedule(pod: dict, claims: list[dict], nodes: Iterable[dict], node_count: int, prepare: Prepare,
              class_exists: Callable[[str], bool]) -> Decision:
     """Try ``nodes`` in order for ``pod`` whose claims (in pod order, all existing) are ``claims``.
 
-    ``allocate(claims_to_allocate, node)`` returns one allocation per claim, None when they do not
-    fit on the node, or raises AllocationFailed.
+    ``prepare(claims_to_allocate)`` is called once, when the first node passes the other filters;
+    the function it returns (an Allocator's ``allocate``) takes a node and returns one allocation
+    per claim, None when they do not fit on the node, or raises AllocationFailed (so may ``prepare``).
     """
     reason = _pre_filter(pod, claims, class_exists)
     if reason:
@@ -101,6 +104,7 @@ def schedule(pod: dict, claims: list[dict], nodes: Iterable[dict], node_count: i
     allocated = [c for c in claims if (c.get("status") or {}).get("allocation")]
     reasons: dict[str, int] = {}
     unavailable: list[dict] = []
+    allocate: NodeAllocate | None = None
     for node in nodes:
         reason = node_filter(pod, node)
         if reason is None and claims:
@@ -110,7 +114,9 @@ def schedule(pod: dict, claims: list[dict], nodes: Iterable[dict], node_count: i
                 reason = NOT_AVAILABLE
             elif to_allocate:
                 try:
-                    results = allocate(to_allocate, node)
+                    if allocate is None:
+                        allocate = prepare(to_allocate)
+                    results = allocate(node)
                 except AllocationFailed as err:
                     return Decision(message=f'running "DynamicResources" filter plugin: {err}', error=True)
                 if results is None:
