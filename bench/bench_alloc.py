@@ -12,10 +12,11 @@ as JSON; it times NewAllocator + Allocate, what the scheduler does for a pod on 
   its 7 others allocated, among 100 allocated claims on a 32-node cluster (all 32 nodes' slices given).
 Both sides report the median of `--runs` rounds of at least 0.2 s each; the ratio is drawb / Go.
 
-The whole decision (the simulated scheduler's view): `synthetic(--nodes, 8)` with every device of the
-first half of the nodes (in name order, the order nodes are tried) allocated, so the first feasible
-node is in the middle; nodes are tried in order, each with its own slices, until `allocate` returns
-an allocation. Median of `--runs`. Beside it, the real scheduler on the local control plane at
+The whole decision (the simulated scheduler's): `synthetic(--nodes, 8)` with every GPU of the first
+half of the nodes (in name order, the order nodes are tried) allocated, so the first feasible node is
+in the middle; `drawb.cluster.sim.scheduler.schedule` runs its node filters and one
+`drawb.alloc.Allocator` per decision (made from all slices and allocated claims, as the scheduler's
+PreFilter; then `.allocate(node)` per node) until a node fits. Median of `--runs`. Beside it, the real scheduler on the local control plane at
 `--real-nodes` nodes (kwok, the same synthetic cluster and the same half allocated through claims
 whose status holds the allocation): the time from creating the pod (its claim exists already) to
 the pod's binding (`spec.nodeName` set), median of `--runs` pods, each deleted before the next.
@@ -157,33 +158,48 @@ def half_allocated(nodes: int) -> tuple:
     return cluster, by_node, order, allocated
 
 
-def first_feasible(pod_claims: list[dict], nodes: dict[str, dict], by_node: dict, order: list[str],
-                   classes: list[dict], allocated: list[dict]):
-    """The simulated scheduler's decision: nodes in order, the first whose allocation succeeds."""
-    from drawb.alloc import allocate
+def bench_pod(name: str, claim_name: str) -> dict:
+    """A pod using one existing claim (as the API server stores it, with a uid)."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "bench", "uid": f"uid-pod-{name}"},
+            "spec": {"terminationGracePeriodSeconds": 0,
+                     "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "g"}]}}],
+                     "resourceClaims": [{"name": "g", "resourceClaimName": claim_name}]}}
 
-    for name in order:
-        result = allocate(pod_claims, node=nodes[name], slices=by_node[name], classes=classes, allocated=allocated)
-        if result is not None:
-            return name, result
-    return None, None
+
+def sim_decision(pod: dict, pod_claims: list[dict], nodes: list[dict], slices: list[dict], classes: list[dict],
+                 allocated: list[dict]):
+    """The simulated scheduler's decision (``drawb.cluster.sim.scheduler.schedule``): nodes in order
+    through its filters, one ``drawb.alloc.Allocator`` made for the attempt (the PreFilter) and asked
+    node by node (the Filter) until one fits."""
+    from drawb.alloc import Allocator
+    from drawb.cluster.sim.scheduler import schedule
+
+    names = {c["metadata"]["name"] for c in classes}
+
+    def prepare(claims: list[dict]):
+        return Allocator(claims, slices=slices, classes=classes, allocated=allocated).allocate
+
+    return schedule(pod, pod_claims, nodes, len(nodes), prepare, names.__contains__)
 
 
 def decision(node_count: int, runs: int) -> list[dict]:
     """Cases a and b across the half-allocated synthetic cluster: median ms to the first feasible node."""
-    cluster, by_node, order, allocated = half_allocated(node_count)
-    nodes = {n["metadata"]["name"]: n for n in cluster.nodes}
+    cluster, _, order, allocated = half_allocated(node_count)
+    by_name = {n["metadata"]["name"]: n for n in cluster.nodes}
+    nodes = [by_name[name] for name in sorted(by_name)]
     classes = nvidia_device_classes()
     rows = []
     for key in ("a", "b"):
         what, pod_claim = CASES[key]
+        pod = bench_pod(key, pod_claim["metadata"]["name"])
         times = []
         for _ in range(runs):
             start = time.perf_counter()
-            chosen, _ = first_feasible([pod_claim], nodes, by_node, order, classes, allocated)
+            chosen = sim_decision(pod, [pod_claim], nodes, cluster.resource_slices, classes, allocated)
             times.append(time.perf_counter() - start)
-        rows.append({"case": key, "what": what, "nodes": node_count, "node": chosen,
-                     "tried": order.index(chosen) + 1 if chosen else len(order),
+        rows.append({"case": key, "what": what, "nodes": node_count, "node": chosen.node,
+                     "tried": order.index(chosen.node) + 1 if chosen.node else len(order),
                      "median_ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3})
     return rows
 
@@ -227,10 +243,8 @@ def real_scheduler(node_count: int, runs: int, kubeconfig: str | None = None) ->
                 body = copy.deepcopy(pod_claim)
                 body["metadata"] = {"name": f"{key}-{run}", "namespace": "bench"}
                 api.create(body)
-                pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{key}-{run}", "namespace": "bench"},
-                       "spec": {"terminationGracePeriodSeconds": 0,
-                                "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "g"}]}}],
-                                "resourceClaims": [{"name": "g", "resourceClaimName": f"{key}-{run}"}]}}
+                pod = bench_pod(f"{key}-{run}", f"{key}-{run}")
+                del pod["metadata"]["uid"]
                 time.sleep(0.5)  # the scheduler's informer has the claim before the pod comes
                 start = time.monotonic()
                 api.create(pod)

@@ -55,8 +55,8 @@ class Allocator:
     claims do not fit on that node, AllocationError with the scheduler's message. It does once
     what the scheduler's DynamicResources PreFilter does once per pod (gather the devices the
     ``allocated`` claims hold, resolve the version and gates, index the slices by node and pool)
-    and, before each node's search, runs a cheap exact test (``drawb.alloc.precheck``) that turns
-    away a node with no free device for the first request's class without searching it.
+    and, from the second node on, runs a cheap exact test (``drawb.alloc.precheck``) before each
+    node's search that turns away a node with no free device for the first request's class.
 
     Use it to try many nodes for the same pod (the simulated scheduler, "why", "preview")::
 
@@ -95,6 +95,7 @@ class Allocator:
         self._slices = slices if isinstance(slices, list) else list(slices)
         self._index: SliceIndex | None = None
         self._precheck: Precheck | None | bool = False  # False: not built yet
+        self._first = True
 
     @property
     def index(self) -> SliceIndex:
@@ -105,10 +106,10 @@ class Allocator:
 
     def allocate(self, node: Obj | None) -> list[dict] | None:
         """The claims' allocations on ``node`` (None: they do not fit there; AllocationError)."""
-        if self._precheck is False:
-            self._precheck = Precheck.build(self.claims, self.classes, self.index, self.rules, self.state,
-                                            self.evaluator)  # fmt: skip
-        if self._precheck is not None and self._precheck.rejects(node):
+        if self._first:  # searched directly: a single call (``allocate()``) pays nothing for the pre-check
+            self._first = False
+            return self.search(node)
+        if self.rejects(node):
             return None
         return self.search(node)
 

@@ -22,12 +22,12 @@ class SliceIndex:
 
     def __init__(self, slices: Sequence[Obj]) -> None:
         self.slices = list(slices)
+        self.infos = [info(s) for s in self.slices]
         self._local: dict[str, list[int]] = {}
         self._unnamed: list[int] = []
         self._counters: list[int] = []  # slices with a node name and shared counters
         self._pools: dict[tuple[str, str], list[Obj]] = {}
-        for i, slice_ in enumerate(self.slices):
-            extracted = info(slice_)
+        for i, (slice_, extracted) in enumerate(zip(self.slices, self.infos)):
             self._pools.setdefault((extracted.driver, extracted.pool), []).append(slice_)
             if not extracted.node_name:
                 self._unnamed.append(i)
@@ -37,9 +37,14 @@ class SliceIndex:
                 self._counters.append(i)
         self.unnamed = [self.slices[i] for i in self._unnamed]
 
-    def local(self, node: Obj | None) -> list[Obj]:
-        """The slices whose ``nodeName`` is the node's (in order)."""
-        return [self.slices[i] for i in self._local.get(_name(node), ())]
+    def local(self, node: Obj | None) -> Sequence[int]:
+        """The positions of the slices whose ``nodeName`` is the node's (in order)."""
+        return self._local.get(_name(node), ())
+
+    @property
+    def unnamed_positions(self) -> Sequence[int]:
+        """The positions of the slices without a node name (in order)."""
+        return self._unnamed
 
     def for_node(self, node: Obj | None, counters_anywhere: bool) -> list[Obj]:
         """Every slice that can target ``node``, in the slices' order (with ``counters_anywhere``,
@@ -48,7 +53,7 @@ class SliceIndex:
         local = self._local.get(name, ())
         others = self._unnamed
         if counters_anywhere and self._counters:
-            others = [*others, *(i for i in self._counters if info(self.slices[i]).node_name != name)]
+            others = [*others, *(i for i in self._counters if self.infos[i].node_name != name)]
         if not others:
             return [self.slices[i] for i in local]
         return [self.slices[i] for i in sorted((*local, *others))]

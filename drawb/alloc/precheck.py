@@ -31,7 +31,7 @@ from drawb.alloc.requests import ALL, RequestData
 from drawb.alloc.rules import Rules
 from drawb.alloc.search import Search
 from drawb.alloc.selectors import SelectorEvaluator
-from drawb.alloc.slices import Candidate, info
+from drawb.alloc.slices import Candidate, SliceInfo, info
 from drawb.alloc.state import AllocatedState
 from drawb.alloc.validation import validate
 
@@ -48,7 +48,7 @@ class Precheck:
         self.rules = rules
         self.allocated = state.allocated
         self.evaluator = evaluator
-        self._free: dict[int, list[Candidate]] = {}
+        self._free: list[list[Candidate] | None] = [None] * len(index.slices)  # free devices per slice
 
     @classmethod
     def build(cls, claims: Sequence[Obj], classes: Mapping[str, Obj], index: SliceIndex, rules: Rules,
@@ -68,23 +68,24 @@ class Precheck:
 
     def rejects(self, node: Obj | None) -> bool:
         """True only when the allocator would return None on ``node``."""
-        visible = self.index.local(node)
-        if self.index.unnamed:
-            visible += [s for s in self.index.unnamed if slice_matches(s, node)]
-        if self.rules.invalid_pool_error and not _no_invalid_pool(visible):
+        index = self.index
+        visible = index.local(node)
+        if index.unnamed:
+            visible = [*visible, *(i for i in index.unnamed_positions if slice_matches(index.slices[i], node))]
+        if self.rules.invalid_pool_error and not _no_invalid_pool([index.infos[i] for i in visible]):
             return False
+        free = self._free
         try:
-            return not any(self._usable(candidate) for slice_ in visible for candidate in self._free_of(slice_))
+            for i in visible:
+                candidates = free[i]
+                if candidates is None:
+                    candidates = free[i] = [c for c in index.infos[i].candidates if c.id not in self.allocated]
+                for candidate in candidates:
+                    if self._usable(candidate):
+                        return False
         except AllocationError:
             return False
-
-    def _free_of(self, slice_: Obj) -> list[Candidate]:
-        key = id(slice_)
-        free = self._free.get(key)
-        if free is None:
-            free = [c for c in info(slice_).candidates if c.id not in self.allocated]
-            self._free[key] = free
-        return free
+        return True
 
     def _usable(self, candidate: Candidate) -> bool:
         device = candidate.device
@@ -144,11 +145,12 @@ def _unnamed_parse(slices: Sequence[Obj]) -> bool:
     return True
 
 
-def _no_invalid_pool(slices: Sequence[Obj]) -> bool:
+def _no_invalid_pool(infos: Sequence[SliceInfo]) -> bool:
     """1.34: no two slices of one pool and no duplicate device name (so no pool can be invalid)."""
+    if len(infos) == 1:
+        return infos[0].duplicate is None
     seen: set[tuple[str, str]] = set()
-    for slice_ in slices:
-        extracted = info(slice_)
+    for extracted in infos:
         key = (extracted.driver, extracted.pool)
         if key in seen or extracted.duplicate is not None:
             return False
