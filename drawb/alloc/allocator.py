@@ -7,7 +7,7 @@ from typing import Any
 
 from drawb.alloc.errors import AllocationError
 from drawb.alloc.nodes import merge_requirements, node_name_selector
-from drawb.alloc.index import SliceIndex
+from drawb.alloc.index import SliceIndex, slice_index
 from drawb.alloc.pools import counters_anywhere, gather_pools, random_pool_order
 from drawb.alloc.precheck import Precheck
 from drawb.alloc.requests import RequestData
@@ -101,7 +101,7 @@ class Allocator:
     def index(self) -> SliceIndex:
         """The slices indexed by node and pool (built on first use)."""
         if self._index is None:
-            self._index = SliceIndex(self._slices)
+            self._index = slice_index(self._slices)
         return self._index
 
     def allocate(self, node: Obj | None) -> list[dict] | None:

@@ -1,10 +1,15 @@
-"""The slices of a cluster indexed once per pod, so each node's allocation reads only its own.
+"""The slices of a cluster indexed by node and by pool, so each node's allocation reads only its own.
 
 A slice can target a node only when it is local to that node (``nodeName``), has no node name
 (``allNodes``, ``nodeSelector``, per-device node selection), or carries shared counters where the
 allocator gathers counter slices from every node (1.35 incubating and experimental, 1.36, stable
 1.37). ``for_node`` returns exactly those, in the slices' own order; ``pool`` returns every slice
 of one pool, for the pool gathering's check that a pool seen from the node is complete.
+
+``slice_index(slices)`` remembers the index of the slices it saw last (as the scheduler keeps its
+slice informer's cache from pod to pod): the same slice objects with the same ``spec`` and
+``spec.devices`` objects get the same index, and what was computed on it for one allocated state
+(``free``) is kept with it.
 """
 
 from __future__ import annotations
@@ -12,30 +17,42 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drawb.alloc.slices import info
+from drawb.alloc.slices import Candidate, SliceInfo, info
 
 Obj = Mapping[str, Any]
 
 
 class SliceIndex:
-    """Slices by node name and by pool."""
+    """Slices by node name and by pool, with each slice's SliceInfo."""
 
     def __init__(self, slices: Sequence[Obj]) -> None:
         self.slices = list(slices)
-        self.infos = [info(s) for s in self.slices]
+        self.infos: list[SliceInfo] = [info(s) for s in self.slices]
+        self._parts = [(s.get("spec"), (s.get("spec") or {}).get("devices")) for s in self.slices]
         self._local: dict[str, list[int]] = {}
         self._unnamed: list[int] = []
         self._counters: list[int] = []  # slices with a node name and shared counters
-        self._pools: dict[tuple[str, str], list[Obj]] = {}
-        for i, (slice_, extracted) in enumerate(zip(self.slices, self.infos)):
-            self._pools.setdefault((extracted.driver, extracted.pool), []).append(slice_)
-            if not extracted.node_name:
+        self._pools: dict[tuple[str, str], list[Obj]] | None = None
+        self._free: dict[int, tuple[Any, list[list[Candidate] | None]]] = {}
+        local = self._local
+        for i, extracted in enumerate(self.infos):
+            name = extracted.node_name
+            if not name:
                 self._unnamed.append(i)
                 continue
-            self._local.setdefault(extracted.node_name, []).append(i)
+            positions = local.get(name)
+            if positions is None:
+                local[name] = [i]
+            else:
+                positions.append(i)
             if extracted.shared_counters:
                 self._counters.append(i)
         self.unnamed = [self.slices[i] for i in self._unnamed]
+
+    def current(self, slices: Sequence[Obj]) -> bool:
+        """Whether ``slices`` (the same objects, in order) still have the spec and devices indexed."""
+        return all(s.get("spec") is spec and (spec or {}).get("devices") is devices
+                   for s, (spec, devices) in zip(slices, self._parts))  # fmt: skip
 
     def local(self, node: Obj | None) -> Sequence[int]:
         """The positions of the slices whose ``nodeName`` is the node's (in order)."""
@@ -60,7 +77,37 @@ class SliceIndex:
 
     def pool(self, driver: str, pool: str) -> list[Obj]:
         """Every slice of one pool, on any node (in order)."""
+        if self._pools is None:
+            self._pools = {}
+            for slice_, extracted in zip(self.slices, self.infos):
+                self._pools.setdefault((extracted.driver, extracted.pool), []).append(slice_)
         return self._pools.get((driver, pool), [])
+
+    def free(self, allocated: set) -> list[list[Candidate] | None]:
+        """Per slice position, its devices not in ``allocated`` (filled in by the caller as needed),
+        kept for the last few allocated sets (compared by identity)."""
+        entry = self._free.get(id(allocated))
+        if entry is None or entry[0] is not allocated:
+            if len(self._free) >= 4:
+                self._free.clear()
+            entry = (allocated, [None] * len(self.slices))
+            self._free[id(allocated)] = entry
+        return entry[1]
+
+
+_indexes: dict[tuple, SliceIndex] = {}
+
+
+def slice_index(slices: Sequence[Obj]) -> SliceIndex:
+    """The (remembered) index of these slices; callers must not modify it."""
+    key = (len(slices), *map(id, slices))
+    cached = _indexes.get(key)
+    if cached is not None and cached.current(slices):
+        return cached
+    if len(_indexes) >= 8:
+        _indexes.clear()
+    index = _indexes[key] = SliceIndex(slices)
+    return index
 
 
 def _name(node: Obj | None) -> str:

@@ -48,7 +48,7 @@ class Precheck:
         self.rules = rules
         self.allocated = state.allocated
         self.evaluator = evaluator
-        self._free: list[list[Candidate] | None] = [None] * len(index.slices)  # free devices per slice
+        self._free = index.free(state.allocated)  # free devices per slice position, filled in here
 
     @classmethod
     def build(cls, claims: Sequence[Obj], classes: Mapping[str, Obj], index: SliceIndex, rules: Rules,
