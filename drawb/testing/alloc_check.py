@@ -326,3 +326,24 @@ def _requirement(expr: dict, values: dict) -> bool:
             return False
         return have > bound if op == "Gt" else have < bound
     return False
+
+
+def evicting_taints(allocations: Iterable[dict], slices: Iterable[dict]) -> list[str]:
+    """The allocated devices that kube-controller-manager's device taint eviction evicts a pod for:
+    a ``NoExecute`` taint that no toleration of the allocation result tolerates, counting only
+    tolerations with effect ``NoExecute`` (1.34 to 1.37; 1.34's results carry no tolerations)."""
+    devices = {}
+    for rs in slices:
+        spec = rs["spec"]
+        for device in spec.get("devices", []):
+            devices[(spec["driver"], spec["pool"]["name"], device["name"])] = device
+    out = []
+    for allocation in allocations:
+        for result in allocation["devices"]["results"]:
+            device = devices.get((result["driver"], result["pool"], result["device"])) or {}
+            for taint in device.get("taints", []):
+                if taint["effect"] != "NoExecute":
+                    continue
+                if not any(t.get("effect") == "NoExecute" and tolerates(t, taint) for t in result.get("tolerations", [])):
+                    out.append(f"{result['pool']}/{result['device']} {taint['key']}={taint.get('value', '')}:NoExecute")
+    return out

@@ -12,7 +12,10 @@ The flow, for many scenarios at once (their nodes and devices are disjoint):
    runs the DRA Filter there.
 4. ``outcomes``: per pod, "allocated" (every claim has an allocation: the scheduler's devices),
    "unschedulable" or "error" (``PodScheduled=False``, reason ``Unschedulable`` or
-   ``SchedulerError``, with the scheduler's message).
+   ``SchedulerError``, with the scheduler's message), or "evicted": allocated and bound, then
+   deleted by kube-controller-manager's device taint eviction (a ``DeviceTaintManagerEviction``
+   event) because an allocated device has a ``NoExecute`` taint that no toleration in the
+   allocation result tolerates; the claim is deallocated with the pod, so its devices are lost.
 5. ``clean``: delete pods and claims, and wait until they are gone.
 """
 
@@ -31,6 +34,7 @@ from drawb.testing.fake_driver import FakeDriver, Inventory
 HOSTNAME = "kubernetes.io/hostname"
 WORKERS = 8
 RUN_LABEL = "drawb.dev/alloc-run"
+EVICTION_REASON = "DeviceTaintManagerEviction"  # the event of kube-controller-manager's device taint eviction
 
 
 @dataclass
@@ -41,7 +45,7 @@ class Placement:
     node: str
     pod: str
     claims: list[dict]  # as the API server stored them at creation
-    kind: str = ""  # "allocated", "unschedulable", "error"; "" while undecided
+    kind: str = ""  # "allocated", "unschedulable", "error", "evicted"; "" while undecided
     allocations: list[dict] = field(default_factory=list)
     message: str = ""
 
@@ -123,8 +127,12 @@ def outcomes(api: Api, namespace: str, placements: list[Placement], timeout: flo
     while True:
         claims = {c["metadata"]["name"]: c for c in api.get(path_for("ResourceClaim", namespace=namespace))["items"]}
         pods = {p["metadata"]["name"]: p for p in api.get(path_for("Pod", namespace=namespace))["items"]}
+        evicted = {e["involvedObject"]["name"] for e in api.get(path_for("Event", namespace=namespace))["items"]
+                   if e.get("reason") == EVICTION_REASON and e["involvedObject"].get("kind") == "Pod"}
         for placement in placements:
             _observe(placement, claims, pods)
+            if not placement.kind and placement.pod in evicted:
+                placement.kind = "evicted"
         if all(p.kind for p in placements) or time.monotonic() > deadline:
             return
         time.sleep(0.5)
