@@ -62,6 +62,9 @@ KINDS: dict[str, Kind] = {
         Kind("Event", "v1", "events", True),
         Kind("Job", "batch/v1", "jobs", True),
         Kind("Deployment", "apps/v1", "deployments", True),
+        Kind("StatefulSet", "apps/v1", "statefulsets", True),
+        Kind("DaemonSet", "apps/v1", "daemonsets", True),
+        Kind("CronJob", "batch/v1", "cronjobs", True),
         Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False),
     )
 }

@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "drawb.commands.rbac",
     "drawb.commands.preview",
     "drawb.commands.capacity",
+    "drawb.commands.migrate",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -1,0 +1,214 @@
+"""Which road fits this cluster: claims (the rewritten manifests), or the extended resource served
+through a DeviceClass's ``extendedResourceName`` (DRAExtendedResource), and is either satisfiable now.
+
+"Satisfiable now" asks drawb.alloc, on every node the pod's node selector, affinity and
+tolerations admit, with the devices other claims hold, the question the scheduler's DRA plugin
+asks; CPU, memory and pod counts are not part of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from drawb.api.quantity import Quantity, QuantityError
+from drawb.cluster.protocol import Cluster, ClusterError
+from drawb.cluster.sim.nodeaffinity import pod_matches_node, untolerated_taint
+from drawb.doctor.checks import GPU_DRIVER, device_plugin_gpus, server_minor
+from drawb.doctor.probes import OFF, ON, PROBES, UNKNOWN, run_probe
+from drawb.migrate.claims import Plan, claim_spec, effective_devices, mapping_class
+from drawb.migrate.legacy import Device, Workload
+from drawb.migrate.rewrite import plain
+
+EXTENDED_GATE = "DRAExtendedResource"
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Where a pod's claims could be allocated now."""
+
+    nodes: tuple[str, ...]  # nodes where every claim fits
+    of: int  # nodes with DRA devices that were tried
+    error: str | None = None  # the allocator's (the scheduler's) message, when it refused the claims
+
+    def describe(self) -> str:
+        """``fits on 3 of 4 nodes (a, b, c)`` or why not."""
+        if self.error:
+            return f"no: {self.error}"
+        if not self.of:
+            return "no node with DRA devices admits the pod (node selector, affinity, taints)"
+        if not self.nodes:
+            return f"no node has the devices free now (0 of {self.of} nodes)"
+        shown = ", ".join(self.nodes[:3]) + (f", +{len(self.nodes) - 3} more" if len(self.nodes) > 3 else "")
+        return f"fits now on {len(self.nodes)} of {self.of} nodes ({shown})"
+
+
+@dataclass
+class ClusterFacts:
+    """What migrate reads from the cluster once: gate state, classes, slices, nodes, allocated claims."""
+
+    description: str
+    gate: str  # on, off or unknown
+    gate_evidence: str
+    classes: list[dict]
+    slices: list[dict]
+    nodes: list[dict]
+    allocated: list[dict]
+    kubernetes_version: str
+    warnings: list[str] = field(default_factory=list)
+
+    def gate_name(self) -> str:
+        """``DRAExtendedResource on``."""
+        return f"{EXTENDED_GATE} {self.gate}"
+
+    def classes_for(self, resource: str) -> list[str]:
+        """The DeviceClasses whose ``extendedResourceName`` is ``resource``."""
+        return sorted(c["metadata"]["name"] for c in self.classes
+                      if (c.get("spec") or {}).get("extendedResourceName") == resource)
+
+    def class_names(self) -> set[str]:
+        """Every DeviceClass name."""
+        return {c["metadata"]["name"] for c in self.classes}
+
+    def plugin_nodes(self, resource: str) -> list[str]:
+        """Nodes whose device plugin offers ``resource`` (``status.allocatable``)."""
+        return [n["metadata"]["name"] for n in self.nodes
+                if _number(((n.get("status") or {}).get("allocatable") or {}).get(resource)) > 0]
+
+
+def _number(value: object) -> float:
+    try:
+        return Quantity.parse(str(value)).as_approximate_float() if value is not None else 0.0
+    except QuantityError:
+        return 0.0
+
+
+def _gate(cluster: Cluster, namespace: str, classes: list[dict]) -> tuple[str, str]:
+    outcome = run_probe(cluster, PROBES[0], namespace)
+    if outcome.state != UNKNOWN:
+        return outcome.state, outcome.evidence
+    if any((c.get("spec") or {}).get("extendedResourceName") for c in classes):
+        return ON, "a DeviceClass keeps spec.extendedResourceName (the API server drops it while the gate is off)"
+    metric = cluster.feature_gates_metric() or {}
+    if EXTENDED_GATE in metric:
+        return (ON if metric[EXTENDED_GATE] else OFF), f"kubernetes_feature_enabled{{name=\"{EXTENDED_GATE}\"}}"
+    return UNKNOWN, outcome.evidence
+
+
+def read_facts(cluster: Cluster, namespace: str) -> ClusterFacts:
+    """Read what the roads depend on; warn about class conflicts and device-plugin overlap."""
+    classes = cluster.list("DeviceClass")
+    slices = cluster.list("ResourceSlice")
+    try:
+        nodes = cluster.list("Node")
+    except ClusterError:
+        nodes = []
+    claims = [c for c in cluster.list("ResourceClaim") if (c.get("status") or {}).get("allocation")]
+    gate, evidence = _gate(cluster, namespace, classes)
+    minor = server_minor(cluster.server_version())
+    facts = ClusterFacts(cluster.description, gate, evidence, classes, slices, nodes, claims,
+                         f"1.{minor}" if minor else "1.34")
+    facts.warnings += conflict_warnings(classes)
+    facts.warnings += overlap_warnings(nodes, slices)
+    return facts
+
+
+def conflict_warnings(classes: Iterable[dict]) -> list[str]:
+    """One warning per extended resource name that two or more DeviceClasses claim."""
+    owners: dict[str, list[str]] = {}
+    for c in classes:
+        name = (c.get("spec") or {}).get("extendedResourceName")
+        if name:
+            owners.setdefault(name, []).append(c["metadata"]["name"])
+    return [f"DeviceClasses {', '.join(sorted(names))} all set extendedResourceName: {resource}; only one of them "
+            "can serve it (the NVIDIA chart sets nvidia.com/gpu on gpu.nvidia.com by default): remove it from the others"
+            for resource, names in sorted(owners.items()) if len(names) > 1]
+
+
+def overlap_warnings(nodes: Iterable[dict], slices: Iterable[dict]) -> list[str]:
+    """One warning per node that offers GPUs through the device plugin and through DRA slices."""
+    dra_nodes = {(s.get("spec") or {}).get("nodeName") for s in slices if (s.get("spec") or {}).get("driver") == GPU_DRIVER
+                 and (s.get("spec") or {}).get("devices")}
+    return [f"node {n['metadata']['name']} offers {device_plugin_gpus(n):g} nvidia.com/gpu through the device plugin "
+            f"and GPUs through {GPU_DRIVER} slices: the same GPU can be given twice; run one of the two per node"
+            for n in nodes if device_plugin_gpus(n) > 0 and n["metadata"]["name"] in dra_nodes]
+
+
+def _admits(pod_spec: Mapping, node: dict | None) -> bool:
+    if node is None:
+        return True
+    pod = {"spec": plain(pod_spec)}
+    return pod_matches_node(pod, node) and untolerated_taint(pod, node) is None
+
+
+def _fit(facts: ClusterFacts, pod_spec: Mapping, specs: list[dict], extra_classes: list[dict] = ()) -> Fit:
+    from drawb.alloc import AllocationError, allocate
+
+    claims = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+               "metadata": {"name": f"drawb-migrate-{i}", "namespace": "drawb-migrate", "uid": f"drawb-migrate-{i}"},
+               "spec": spec} for i, spec in enumerate(specs)]
+    by_node: dict[str | None, list[dict]] = {}
+    for s in facts.slices:
+        by_node.setdefault((s.get("spec") or {}).get("nodeName"), []).append(s)
+    nodes = {n["metadata"]["name"]: n for n in facts.nodes}
+    names = sorted(n for n in by_node if n is not None and _admits(pod_spec, nodes.get(n)))
+    classes = [*facts.classes, *extra_classes]
+    fits = []
+    for name in names:
+        node = nodes.get(name) or {"metadata": {"name": name}}
+        try:
+            result = allocate(claims, node=node, slices=[*by_node[name], *by_node.get(None, [])], classes=classes,
+                              allocated=facts.allocated, kubernetes_version=facts.kubernetes_version)
+        except AllocationError as exc:
+            return Fit((), len(names), str(exc))
+        if result is not None:
+            fits.append(name)
+    return Fit(tuple(fits), len(names))
+
+
+@dataclass(frozen=True)
+class Roads:
+    """The two roads for one workload and the one drawb recommends."""
+
+    claims: str  # the rewritten manifests: can they be allocated now
+    extended: str  # the legacy manifest served through extendedResourceName
+    recommended: str
+    mapping_classes: tuple[dict, ...]  # DeviceClasses to create for the extended road (none when one exists)
+
+
+def assess(facts: ClusterFacts, workload: Workload, plan: Plan, pod_spec: Mapping) -> Roads:
+    """Both roads for ``workload`` (whose pod spec is ``pod_spec``) on this cluster."""
+    missing = sorted({d.device_class for c in plan.claims for d, _ in c.requests} - facts.class_names())
+    claims_fit = _fit(facts, pod_spec, [claim_spec(c) for c in plan.claims])
+    claims = (f"no: DeviceClass {', '.join(missing)} does not exist here" if missing else claims_fit.describe())
+
+    wanted = effective_devices(workload)
+    classes_by_device: dict[Device, list[str]] = {d: facts.classes_for(d.resource) for d in wanted}
+    to_create = tuple(mapping_class(d) for d, names in classes_by_device.items() if not names)
+    served = "; ".join(f"{d.resource} -> " + (", ".join(names) if names else f"(new) {mapping_class(d)['metadata']['name']}")
+                       for d, names in classes_by_device.items())
+    if facts.gate == OFF:
+        extended = f"no: {EXTENDED_GATE} is off ({facts.gate_evidence})"
+    else:
+        spec = {"devices": {"requests": [
+            {"name": d.request_name, "exactly": {"deviceClassName": (names[0] if names else mapping_class(d)["metadata"]["name"]),
+                                                 "count": n}}
+            for (d, n), names in zip(wanted.items(), classes_by_device.values())]}}
+        fit = _fit(facts, pod_spec, [spec], list(to_create))
+        prefix = "gate unknown, " if facts.gate == UNKNOWN else ""
+        extended = f"{prefix}{served}: {fit.describe()}"
+        if any(len(n) > 1 for n in classes_by_device.values()):
+            extended += " (several classes claim one name: see the warnings)"
+    plugin = sorted({n for d in wanted for n in facts.plugin_nodes(d.resource)})
+    if facts.gate == ON and not to_create and "fits now" in extended:
+        recommended = "extended resource: runs unchanged through " + ", ".join(
+            names[0] for names in classes_by_device.values())
+    elif "fits now" in claims:
+        recommended = "claims: apply the rewritten manifests"
+    elif facts.gate != OFF and "fits now" in extended:
+        recommended = "extended resource: create the DeviceClass shown, the manifest stays as it is"
+    elif plugin:
+        recommended = f"keep the device plugin for now: {', '.join(plugin[:3])} offer {', '.join(d.resource for d in wanted)}"
+    else:
+        recommended = "claims: apply the rewritten manifests once devices are free"
+    return Roads(claims, extended, recommended, to_create if facts.gate != OFF else ())

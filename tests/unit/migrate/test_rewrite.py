@@ -1,0 +1,160 @@
+"""The rewrite of the migration corpus, checked against rules rather than stored output:
+untouched lines stay byte for byte, every legacy request becomes a claim of the same count and kind."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from drawb.migrate import migrate, read_paths, rewrite_sources
+from drawb.migrate.claims import effective_devices
+from drawb.migrate.legacy import POD_SPEC_PATHS, device_for, pod_spec
+from drawb.migrate.sources import Source
+from tests.conftest import DATA
+
+CORPUS = DATA / "migrate"
+FILES = sorted(CORPUS.glob("*.yaml"))
+LEGACY = re.compile(r"nvidia\.com/(gpu|mig-[\w.+-]+)[\"']?\s*:")
+EMPTIED = re.compile(r"^\s*(limits|requests):\s*(#.*)?$")
+
+
+def _one(path: Path):
+    [result] = rewrite_sources([Source(str(path), path.read_text(), path, path.name)])
+    return result
+
+
+def test_the_corpus_has_every_shape_the_issue_names():
+    assert len(FILES) >= 20
+    docs = [d for f in FILES for d in yaml.safe_load_all(f.read_text()) if d]
+    kinds = {d["kind"] for d in docs}
+    assert {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod"} <= kinds
+    texts = [f.read_text() for f in FILES]
+    assert any("initContainers" in t for t in texts) and any("restartPolicy: Always" in t for t in texts)
+    assert any("nvidia.com/mig-" in t for t in texts) and any(t.count("\n---") >= 2 for t in texts)
+    assert any(t.lstrip().startswith("kind:") for t in texts)  # unusual key order
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_only_legacy_lines_go_and_the_others_stay_byte_for_byte(path):
+    result = _one(path)
+    assert result.changed
+    old, new = path.read_text().splitlines(keepends=True), result.new_text.splitlines(keepends=True)
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("delete", "replace"):
+            for line in old[i1:i2]:
+                assert LEGACY.search(line) or EMPTIED.match(line), f"untouched line changed: {line!r}"
+    kept = [line for line in old if not LEGACY.search(line) and not EMPTIED.match(line)]
+    assert kept == [line for line in kept if line in new]
+    assert _subsequence(kept, new)
+
+
+def _subsequence(needles: list[str], hay: list[str]) -> bool:
+    it = iter(hay)
+    return all(any(line == h for h in it) for line in needles)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_comment_lines_survive(path):
+    comments = [line.strip() for line in path.read_text().splitlines() if line.strip().startswith("#")]
+    out = [line.strip() for line in _one(path).new_text.splitlines()]
+    assert all(c in out for c in comments)
+
+
+def _legacy_counts(spec: dict) -> list[tuple[str, dict[str, int]]]:
+    found = []
+    for group in ("initContainers", "containers"):
+        for c in spec.get(group) or []:
+            limits = (c.get("resources") or {}).get("limits") or {}
+            asked = {k: int(v) for k, v in limits.items() if device_for(k)}
+            if asked:
+                found.append((c["name"], asked))
+    return found
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_container_gets_claims_of_the_same_count_and_kind(path):
+    before = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    after = [d for d in yaml.safe_load_all(_one(path).new_text) if d]
+    templates = {d["metadata"]["name"]: d for d in after if d["kind"] == "ResourceClaimTemplate"}
+    workloads = {(d["kind"], d["metadata"]["name"]): d for d in after if d["kind"] != "ResourceClaimTemplate"}
+    for doc in before:
+        if doc["kind"] not in POD_SPEC_PATHS:
+            continue
+        spec = pod_spec(doc, POD_SPEC_PATHS[doc["kind"]])
+        new_spec = pod_spec(workloads[(doc["kind"], doc["metadata"]["name"])], POD_SPEC_PATHS[doc["kind"]])
+        assert not _legacy_counts(new_spec), "a legacy limit is left"
+        entries = {e["name"]: templates[e["resourceClaimTemplateName"]] for e in new_spec.get("resourceClaims", [])}
+        containers = {c["name"]: c for g in ("initContainers", "containers") for c in new_spec.get(g) or []}
+        for name, asked in _legacy_counts(spec):
+            claims = [entries[c["name"]] for c in containers[name]["resources"]["claims"]]
+            got: dict[str, int] = {}
+            for template in claims:
+                for request in template["spec"]["spec"]["devices"]["requests"]:
+                    exactly = request["exactly"]
+                    selectors = exactly.get("selectors") or []
+                    if exactly["deviceClassName"] == "gpu.nvidia.com":
+                        assert not selectors
+                        resource = "nvidia.com/gpu"
+                    else:
+                        assert exactly["deviceClassName"] == "mig.nvidia.com"
+                        profile = re.fullmatch(r"device\.attributes\['gpu\.nvidia\.com'\]\.profile == '(.+)'",
+                                               selectors[0]["cel"]["expression"]).group(1)
+                        resource = f"nvidia.com/mig-{profile}"
+                    got[resource] = got.get(resource, 0) + exactly.get("count", 1)
+            assert got == asked, f"{path.name}: container {name}"
+
+
+def test_documents_without_legacy_requests_are_kept_as_they_were():
+    path = CORPUS / "14-multi-document.yaml"
+    text, new = path.read_text(), _one(path).new_text
+    for chunk in text.split("---\n"):
+        if "nvidia.com/gpu" not in chunk:
+            assert chunk in new
+
+
+def test_the_rewrite_is_done_once():
+    for f in rewrite_sources(read_paths([str(CORPUS)])):
+        [again] = rewrite_sources([Source("again", f.new_text)])
+        assert not again.changed
+
+
+def test_an_init_container_reuses_the_claim_of_an_app_container_that_asks_the_same():
+    same = _one(CORPUS / "06-pod-init-check.yaml").documents[0]
+    assert [c.containers for c in same.plan.claims] == [("app", "precheck")]
+    different = _one(CORPUS / "07-pod-init-different.yaml").documents[0]
+    assert sorted(c.containers for c in different.plan.claims) == [("train",), ("warmup",)]
+    assert "claim of its own" in different.plan.notes[0]
+    assert {d.resource: n for d, n in effective_devices(different.workload).items()} == {"nvidia.com/gpu": 2}
+
+
+def test_a_sidecar_counts_beside_the_app():
+    doc = _one(CORPUS / "09-pod-sidecar.yaml").documents[0]
+    assert [r.role for r in doc.workload.requests] == ["sidecar", "container"]
+    assert len(doc.plan.claims) == 2
+    assert {d.resource: n for d, n in effective_devices(doc.workload).items()} == {"nvidia.com/gpu": 2}
+
+
+def test_indentation_and_quotes_follow_the_file():
+    new = _one(CORPUS / "17-quoted-indented.yaml").new_text
+    assert "                        claims:\n                            -   name: gpu\n" in new
+    assert "            resourceClaims:\n                -   name: gpu\n" in new
+    assert "'cpu': '2'" in new
+
+
+def test_templates_keep_the_workload_namespace():
+    [tmpl, _] = [d for d in yaml.safe_load_all(_one(CORPUS / "02-deployment-requests-and-limits.yaml").new_text)]
+    assert tmpl["metadata"] == {"name": "vllm-gpu", "namespace": "inference"}
+    assert tmpl["spec"]["spec"]["devices"]["requests"] == [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}]
+
+
+def test_other_nvidia_resources_are_named_and_left():
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: x\n"
+            "    resources:\n      limits:\n        nvidia.com/gpu: 1\n        nvidia.com/gpu.shared: 1\n")
+    result = migrate([Source("p.yaml", text)])
+    assert "nvidia.com/gpu.shared: 1" in result.files[0].new_text
+    assert any("nvidia.com/gpu.shared (container a)" in n for n in result.notes)
