@@ -90,7 +90,7 @@ class Migration:
         for f in self.files:
             if f.changed:
                 parts += difflib.unified_diff(f.source.text.splitlines(True), f.new_text.splitlines(True),
-                                              f"a/{f.source.name}", f"b/{f.source.name}")
+                                              f.source.name, f"{f.source.name} (migrated)")
         return "".join(p if p.endswith("\n") else p + "\n" for p in parts)
 
     def side_by_side(self, width: int = 60) -> str:

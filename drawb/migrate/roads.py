@@ -32,15 +32,15 @@ class Fit:
     error: str | None = None  # the allocator's (the scheduler's) message, when it refused the claims
 
     def describe(self) -> str:
-        """``fits on 3 of 4 nodes (a, b, c)`` or why not."""
+        """``fits now on 3 of the 4 nodes it may run on (a, b, c)`` or why not."""
         if self.error:
             return f"no: {self.error}"
         if not self.of:
             return "no node with DRA devices admits the pod (node selector, affinity, taints)"
         if not self.nodes:
-            return f"no node has the devices free now (0 of {self.of} nodes)"
+            return f"no node has the devices free now (0 of the {self.of} nodes it may run on)"
         shown = ", ".join(self.nodes[:3]) + (f", +{len(self.nodes) - 3} more" if len(self.nodes) > 3 else "")
-        return f"fits now on {len(self.nodes)} of {self.of} nodes ({shown})"
+        return f"fits now on {len(self.nodes)} of the {self.of} nodes it may run on ({shown})"
 
 
 @dataclass

@@ -28,7 +28,7 @@ def test_cli_exports_every_rewritten_file(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in CORPUS.glob("*.yaml"))
     docs = list(yaml.safe_load_all((out / "01-deployment-single-gpu.yaml").read_text()))
     assert [d["kind"] for d in docs] == ["ResourceClaimTemplate", "Deployment"]
-    assert "+            claims:" not in result.stdout or "--- a/" in result.stdout
+    assert result.stdout.count(" (migrated)\n") == 23
 
 
 def test_cli_reads_standard_input_and_shows_the_roads():
@@ -36,7 +36,7 @@ def test_cli_reads_standard_input_and_shows_the_roads():
     result = drawb("migrate", "-", stdin=text)
     assert result.returncode == 0, result.stderr
     assert "<stdin>  Deployment/notebooks" in result.stdout
-    assert "claims:    fits now on 1 of 4 nodes (dgx-h100-02)" in result.stdout
+    assert "claims:    fits now on 1 of the 4 nodes it may run on (dgx-h100-02)" in result.stdout
     assert "extended:  no: DRAExtendedResource is off" in result.stdout
     assert "-            nvidia.com/mig-1g.10gb: 1" in result.stdout
 

@@ -30,7 +30,7 @@ def test_gate_off_recommends_claims():
     result, [road] = _roads(SimCluster(workloads=False), "04-job-training.yaml")
     assert result.facts.gate == "off"
     assert road.extended.startswith("no: DRAExtendedResource is off")
-    assert road.claims == "fits now on 2 of 4 nodes (a100-sxm-node-01, hgx-h200-03)"
+    assert road.claims == "fits now on 2 of the 4 nodes it may run on (a100-sxm-node-01, hgx-h200-03)"
     assert road.recommended == "claims: apply the rewritten manifests"
     assert result.mapping_classes() == []
 
@@ -38,7 +38,7 @@ def test_gate_off_recommends_claims():
 def test_gate_on_the_chart_class_serves_nvidia_com_gpu(gate_on):
     result, [road] = _roads(gate_on, "01-deployment-single-gpu.yaml")
     assert result.facts.gate == "on"
-    assert road.extended.startswith("nvidia.com/gpu -> gpu.nvidia.com: fits now on 4 of 4 nodes")
+    assert road.extended.startswith("nvidia.com/gpu -> gpu.nvidia.com: fits now on 4 of the 4 nodes")
     assert road.recommended == "extended resource: runs unchanged through gpu.nvidia.com"
 
 
@@ -55,13 +55,13 @@ def test_gate_on_mig_needs_a_mapping_class(gate_on):
 
 def test_node_selector_narrows_where_it_fits():
     _, [road] = _roads(SimCluster(workloads=False), "19-deployment-node-selector.yaml")
-    assert road.claims == "fits now on 1 of 1 nodes (hgx-h200-03)"
+    assert road.claims == "fits now on 1 of the 1 nodes it may run on (hgx-h200-03)"
 
 
 def test_devices_held_by_other_claims_count():
     cluster = SimCluster(workloads=False)
     _, [road] = _roads(cluster, "12-mig-7g-job.yaml")
-    assert road.claims.startswith("fits now on 1 of 4")
+    assert road.claims.startswith("fits now on 1 of the 4")
     result = migrate(read_paths([str(CORPUS / "12-mig-7g-job.yaml")]), cluster, "gpu-demo")
     [f] = result.files
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "holder", "namespace": "gpu-demo"},
@@ -69,7 +69,7 @@ def test_devices_held_by_other_claims_count():
     cluster.apply([*result.to_apply("gpu-demo")[:1], pod])
     cluster.sleep(5)
     _, [road] = _roads(cluster, "12-mig-7g-job.yaml")
-    assert road.claims == "no node has the devices free now (0 of 4 nodes)"
+    assert road.claims == "no node has the devices free now (0 of the 4 nodes it may run on)"
 
 
 def test_two_classes_with_one_extended_resource_name_warn():
