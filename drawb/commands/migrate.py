@@ -33,6 +33,9 @@ def migrate(session: Session, args, cell):
                          hint=f"e.g. `{session.prog} migrate deploy.yaml --out migrated/`")
     if args.all_namespaces and not args.cluster:
         raise UsageError("--all-namespaces goes with --cluster", hint="add --cluster, or leave -A out")
+    if "-" in args.paths and session.prog == "%dra":
+        raise UsageError("a notebook has no standard input to read manifests from",
+                         hint="put them in the cell: `%%dra migrate` with the YAML below it")
     namespace = args.namespace or session.namespace
     sources = read_paths(args.paths)
     if cell is not None:

@@ -123,7 +123,7 @@ def _count(value: Any, where: str, resource: str, container: str) -> int:
     except QuantityError:
         raise InvalidLegacyRequest(f"{what}, which is not a quantity") from None
     number = quantity.value
-    if not float(number).is_integer() or number != int(number):
+    if number != int(number):
         raise InvalidLegacyRequest(f"{what}, which is not a whole number (the API server refuses a fraction of an "
                                    "extended resource)")
     if number < 1:

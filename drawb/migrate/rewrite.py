@@ -176,15 +176,8 @@ def migrate_document(document: Document, doc: object, source: str) -> Document:
     marker, body = _marker_and_body(document.text)
     mapping, offset = guess_indent(body)
     rewrite_document(doc, workload, document.plan)
-    parts = [marker or ""]
-    for template in document.templates:
-        parts += [dump(template, mapping, offset), "---\n"]
-    parts.append(dump(doc, mapping, offset))
-    if not marker:
-        parts[0] = ""
-    text = "".join(parts)
-    if document.text.endswith("\n\n") and not text.endswith("\n\n"):
-        text += "\n" * (len(document.text) - len(document.text.rstrip("\n")) - 1)
+    templates = "".join(dump(t, mapping, offset) + "---\n" for t in document.templates)
+    text = marker + templates + dump(doc, mapping, offset)
     document.new_text = text
     return document
 

@@ -63,3 +63,23 @@ def test_dry_run_through_the_simulated_cluster(shell):
     assert result.applied == "dry run"
     assert [o["kind"] for o in result.server_objects] == ["ResourceClaimTemplate", "Job"]
     assert shell.run("%dra connect") is not None
+
+
+def test_cluster_workloads_are_read_back_without_server_fields():
+    from drawb.cluster.sim.cluster import SimCluster
+    from drawb.migrate import migrate, read_cluster
+
+    cluster = SimCluster(workloads=False)
+    deployment = yaml.safe_load((CORPUS / "01-deployment-single-gpu.yaml").read_text())
+    deployment["metadata"]["namespace"] = "gpu-demo"
+    owned = yaml.safe_load((CORPUS / "08-pod-two-containers.yaml").read_text())
+    owned["metadata"].update(namespace="gpu-demo", ownerReferences=[
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}])
+    cluster.apply([deployment, owned])
+    [source] = read_cluster(cluster, "gpu-demo")
+    assert source.name == "cluster:gpu-demo/Deployment/triton"
+    stored = yaml.safe_load(source.text)
+    assert set(stored["metadata"]) <= {"name", "namespace", "labels", "annotations"}
+    result = migrate([source], cluster, "gpu-demo")
+    assert result.rows()[0]["workload"] == "Deployment/triton"
+    assert "claims:\n          - name: gpu" in result.files[0].new_text
