@@ -1,9 +1,9 @@
 """Which road fits this cluster: claims (the rewritten manifests), or the extended resource served
 through a DeviceClass's ``extendedResourceName`` (DRAExtendedResource), and is either satisfiable now.
 
-"Satisfiable now" asks drawb.alloc, on every node the pod's node selector, affinity and
-tolerations admit, with the devices other claims hold, the question the scheduler's DRA plugin
-asks; CPU, memory and pod counts are not part of it.
+"Satisfiable now" asks drawb.alloc, on every node that the scheduler's NodeUnschedulable,
+TaintToleration and NodeAffinity filters admit the pod to, with the devices other claims hold,
+the question the scheduler's DRA plugin asks; CPU, memory and pod counts are not part of it.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from drawb.api.nodeaffinity import node_filter
 from drawb.api.quantity import Quantity, QuantityError
 from drawb.cluster.protocol import Cluster, ClusterError
-from drawb.cluster.sim.nodeaffinity import pod_matches_node, untolerated_taint
 from drawb.doctor.checks import GPU_DRIVER, device_plugin_gpus, server_minor
 from drawb.doctor.probes import OFF, ON, PROBES, UNKNOWN, run_probe
 from drawb.migrate.claims import Plan, claim_spec, effective_devices, mapping_class
@@ -137,8 +137,7 @@ def overlap_warnings(nodes: Iterable[dict], slices: Iterable[dict]) -> list[str]
 def _admits(pod_spec: Mapping, node: dict | None) -> bool:
     if node is None:
         return True
-    pod = {"spec": plain(pod_spec)}
-    return pod_matches_node(pod, node) and untolerated_taint(pod, node) is None
+    return node_filter({"spec": plain(pod_spec)}, node) is None
 
 
 def _fit(facts: ClusterFacts, pod_spec: Mapping, specs: list[dict], extra_classes: list[dict] = ()) -> Fit:
