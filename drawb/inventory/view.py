@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import pandas as pd
 
@@ -38,12 +39,19 @@ def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
         view["claim"] = frame["claim"]
     if "reserved_for" in frame:
         view["reserved_for"] = frame["reserved_for"].map(lambda pods: ", ".join(pods) if pods else None).astype("string")
-    order = sorted(range(len(view)), key=lambda i: (view["node"].iat[i], _natural(view["device"].iat[i])))
+    nodes, devices = view["node"].tolist(), view["device"].tolist()
+    order = sorted(range(len(view)), key=lambda i: (_text(nodes[i]), _natural(_text(devices[i]))))
     view = view.iloc[order].dropna(axis="columns", how="all").reset_index(drop=True)
     view.attrs = frame.attrs
     return view
 
 
-def _natural(name: str) -> list:
+def _text(value: object) -> str:
+    """A name for sorting; a missing one (NA) sorts first."""
+    return value if isinstance(value, str) else ""
+
+
+@lru_cache(maxsize=4096)  # device names repeat from node to node (gpu-0, gpu-1, ...)
+def _natural(name: str) -> tuple:
     """Sort key that puts ``gpu-2`` before ``gpu-10``."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))

@@ -33,6 +33,12 @@ BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system"
 
 Key = tuple[str, str | None, str]
 
+# Kinds whose stored objects the simulated controllers change in place (a pod's status, a claim's
+# allocation, an event's count): reads hand out copies of these. Every other kind is only ever
+# replaced whole, so reads share the stored object, as a real cluster's informer store does:
+# callers must not change what they get (copy first).
+CHANGED_IN_PLACE = frozenset({"Pod", "ResourceClaim", "Event"})
+
 
 class SimCluster:
     """An in-memory cluster loaded from a scenario; deterministic and offline."""
@@ -44,6 +50,7 @@ class SimCluster:
         minor = self.version.lstrip("v").split(".")[:2]
         self.feature_gates = effective_gates(int(minor[1]), self.scenario.feature_gates)
         self._objects: dict[Key, dict] = {}
+        self._by_kind: dict[str, dict[tuple[str, str], dict]] = {}  # kind -> (namespace or "", name) -> object
         self._versions = itertools.count(1)
         self._watches: dict[str, SimWatch] = {}
         self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), ".".join(minor),
@@ -53,8 +60,9 @@ class SimCluster:
         seed = seed + self.scenario.objects
         if workloads and self.scenario.name == "default":
             seed = seed + demo_workloads()
+        shared = not isinstance(scenario, str)  # a caller's Scenario object: keep it unchanged
         for obj in seed:
-            obj = copy.deepcopy(obj)
+            obj = copy.deepcopy(obj) if shared else obj
             drop_disabled_fields(obj, None, self.feature_gates)
             self._store(obj)
 
@@ -77,6 +85,7 @@ class SimCluster:
             meta.setdefault("creationTimestamp", self.lifecycle.clock.timestamp(self.lifecycle.now))
         event = "MODIFIED" if key in self._objects else "ADDED"
         self._objects[key] = obj
+        self._by_kind.setdefault(key[0], {})[(key[1] or "", key[2])] = obj
         self.lifecycle.changed(key[0], obj)
         self._notify(key[0], event, obj)
         return obj
@@ -85,6 +94,7 @@ class SimCluster:
         """Remove an object as a controller or the garbage collector does (no ownership check)."""
         obj = self._objects.pop((kind, namespace, name), None)
         if obj is not None:
+            del self._by_kind[kind][(namespace or "", name)]
             self.lifecycle.changed(kind, obj, deleted=True)
             self._notify(kind, "DELETED", obj)
 
@@ -112,21 +122,23 @@ class SimCluster:
         self._watches.clear()
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
-        """All objects of ``kind``, deep-copied so callers cannot change the store."""
+        """All objects of ``kind`` in (namespace, name) order; read-only (see ``CHANGED_IN_PLACE``)."""
         kind_of(kind)
         self.lifecycle.catch_up()
-        return [
-            copy.deepcopy(obj)
-            for (k, ns, _), obj in sorted(self._objects.items(), key=lambda item: (item[0][1] or "", item[0][2]))
-            if k == kind and (namespace is None or ns == namespace)
-        ]
+        stored = self._by_kind.get(kind, {})
+        keys = sorted(k for k in stored if namespace is None or k[0] == namespace)
+        return [self._read(kind, stored[k]) for k in keys]
+
+    @staticmethod
+    def _read(kind: str, obj: dict) -> dict:
+        return copy.deepcopy(obj) if kind in CHANGED_IN_PLACE else obj
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """One object, or None."""
         ns = (namespace or "default") if kind_of(kind).namespaced else None
         self.lifecycle.catch_up()
         obj = self._objects.get((kind, ns, name))
-        return copy.deepcopy(obj) if obj is not None else None
+        return self._read(kind, obj) if obj is not None else None
 
     def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
         """Store labelled copies of ``objects``; check all first so none is half-applied."""
