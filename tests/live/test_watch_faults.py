@@ -318,11 +318,11 @@ def test_cli_watch_prints_changes_from_the_real_cluster(plane):
     reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
     reader.start()
 
-    def next_line() -> str:
-        return lines.get(timeout=30).rstrip("\n")
+    def next_line(timeout: float = 30) -> str:
+        return lines.get(timeout=timeout).rstrip("\n")
 
     try:
-        assert next_line() == "(no rows)"
+        assert next_line(timeout=120) == "(no rows)"  # a process start: imports and connecting (slow on a loaded host)
         plane.api().create(a_claim("cli-claim", namespace))
         assert next_line().endswith(f" + {namespace}/cli-claim")
         plane.api().delete(path_for("ResourceClaim", "cli-claim", namespace))
