@@ -5,7 +5,9 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython) -> None:
     """Register the %dra magics (``%load_ext drawb``)."""
-    from drawb.notebook.magics import DRAMagics, reference_doc
+    from drawb.notebook.magics import DRAMagics, reference_doc, simulated_frame_html
 
     DRAMagics.dra.__doc__ = reference_doc()
     ipython.register_magics(DRAMagics(shell=ipython))
+    html = ipython.display_formatter.formatters["text/html"]
+    html.for_type_by_name("pandas", "DataFrame", simulated_frame_html)  # pandas stays unimported

@@ -58,7 +58,7 @@ def _cell(value: object, width: int = 60) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand and print its result; exit 2 on a drawb error, else the result's ``exit_status`` (0)."""
-    from drawb.commands.registry import reference, run_line, warnings_text
+    from drawb.commands.registry import reference, run_line, source_line, warnings_text
     from drawb.session import Session, session_options
 
     parser = _global_parser()
@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(result, WatchedTable):
             return _follow(result)
         text = render(result)
+        source = source_line(session)  # before close: whether the command read the simulated cluster
     except DrawbError as exc:
         if options.traceback:
             raise
@@ -84,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         session.close()  # stop the watches the command started: nothing keeps polling the cluster after it
+    if source:
+        print(source, file=sys.stderr)
+    for note in getattr(result, "terminal_notes", lambda: [])():
+        print(note, file=sys.stderr)
     warnings = warnings_text(result)
     if warnings:
         print(warnings, file=sys.stderr)

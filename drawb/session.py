@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
 
 from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
-from drawb.cluster.protocol import WatchableCluster
+from drawb.cluster.protocol import NotConnected, WatchableCluster
+from drawb.errors import PROG
 
 
 def option(default: str | None, help: str, *, short: str | None = None):
@@ -30,12 +31,25 @@ class Session:
     progress: Callable[[str], None] | None = field(default=None, repr=False)  # where long commands report steps
     _cluster: WatchableCluster | None = field(default=None, repr=False)
     _live: object = field(default=None, repr=False)
+    _failed: NotConnected | None = field(default=None, repr=False)  # the last explicit connect, when it failed
+    _used: bool = field(default=False, repr=False)  # whether the cluster was read since ``mark_unused``
 
     @property
     def cluster(self) -> WatchableCluster:
-        """The connected cluster, connecting to the configured one on first use."""
+        """The connected cluster, connecting to the configured one on first use.
+
+        After a failed ``connect`` there is none: NotConnected says why until the next connect succeeds
+        (never a silent fall-back to the simulated cluster).
+        """
         if self._cluster is None:
+            if self._failed is not None:
+                raise NotConnected(
+                    f"not connected: the last connect to {self._failed.server} failed: {self._failed}",
+                    hint=f"fix it and run `{PROG} connect` again, or choose the simulated cluster explicitly with "
+                    f"`{PROG} connect --simulated`",
+                )
             self.connect()
+        self._used = True
         return self._cluster
 
     @property
@@ -44,20 +58,47 @@ class Session:
         return self._cluster
 
     def connect(
-        self, *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None,
+        self,
+        *,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        scenario: str | None = None,
         snapshot: str | None = None,
+        simulated: bool = False,
     ) -> WatchableCluster:
-        """Open a cluster (the simulated one unless a kubeconfig, context or snapshot is given)."""
+        """Open a cluster: the simulated one when ``simulated``, a ``scenario`` or a ``snapshot`` is given
+        (whatever the options say), else the options' kubeconfig or context, else the simulated cluster of
+        the snapshot or scenario option.
+
+        A failure leaves the session disconnected, and later commands say so.
+        """
         from drawb.cluster.connect import connect
 
         self.close()
-        self._cluster = connect(
-            kubeconfig=kubeconfig or self.kubeconfig,
-            context=context or self.context,
-            scenario=scenario or self.scenario,
-            snapshot=snapshot or (None if scenario else self.snapshot),
-        )
+        self._failed = None
+        replay = snapshot or (None if scenario else self.snapshot)
+        if simulated or scenario or snapshot:
+            self._cluster = connect(scenario=scenario or self.scenario, snapshot=replay)
+            return self._cluster
+        try:
+            self._cluster = connect(kubeconfig=kubeconfig or self.kubeconfig, context=context or self.context,
+                                    scenario=self.scenario, snapshot=replay)
+        except NotConnected as exc:
+            if kubeconfig or context:  # an explicit connect; a configured one fails again on every use anyway
+                self._failed = exc
+            raise
         return self._cluster
+
+    def mark_unused(self) -> None:
+        """Start a command: ``simulated_source`` then tells whether it read the simulated cluster."""
+        self._used = False
+
+    def simulated_source(self) -> str | None:
+        """The simulated cluster's description when the command since ``mark_unused`` read it, else None."""
+        if not self._used or self._cluster is None or not getattr(self._cluster, "simulated", False):
+            return None
+        minor = ".".join(self._cluster.server_version().lstrip("v").split(".")[:2])
+        return f"{self._cluster.description} (Kubernetes {minor} rules)"
 
     def devices(self):
         """The device frame with allocations, kept live between calls by watching the cluster."""

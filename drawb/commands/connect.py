@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from drawb.commands.registry import arg, command, find, reference
+from drawb.errors import UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
@@ -31,10 +32,15 @@ class Connected:
     arg("--context", help="kubeconfig context to use (a real cluster)"),
     arg("--scenario", help="simulated scenario: default, or synthetic:<nodes>[x<devices per node>]"),
     arg("--snapshot", help="replay a snapshot file (`snapshot save`, `snapshot from-files`) in the simulated cluster"),
+    arg("--simulated", action="store_true",
+        help="the simulated cluster (the scenario option's), whatever the kubeconfig and context options say"),
 )
 def connect(session: Session, args, cell) -> Connected:
+    if (args.simulated or args.scenario) and (args.kubeconfig or args.context):
+        raise UsageError("--simulated and --scenario choose the simulated cluster; --kubeconfig and --context a real one",
+                         hint="give one kind")
     cluster = session.connect(kubeconfig=args.kubeconfig, context=args.context, scenario=args.scenario,
-                              snapshot=args.snapshot)
+                              snapshot=args.snapshot, simulated=args.simulated)
     return Connected(cluster.description, cluster.server_version())
 
 

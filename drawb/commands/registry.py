@@ -141,7 +141,24 @@ def run_line(session: Session, line: str, cell: str | None = None, prog: str = "
         raise UsageError(f"{prog} {cmd.name} takes no cell body", hint=f"use the one-line form `{prog} {cmd.name}`")
     if cell is None and not cmd.line:
         raise UsageError(f"{cmd.name} needs a cell: use `%%dra {cmd.name}` with {cmd.cell} in the cell")
-    return cmd.run(session, cmd.parser(prog).parse_args(words[1:]), cell)
+    args = cmd.parser(prog).parse_args(words[1:])
+    session.mark_unused()
+    return with_source(session, cmd.run(session, args, cell))
+
+
+def with_source(session: Session, result: object) -> object:
+    """``result``, its frame ``attrs["drawb"]`` naming the simulated cluster when the command read it."""
+    source = session.simulated_source()
+    attrs = getattr(result, "attrs", None)
+    if source and isinstance(attrs, dict):
+        result.attrs = {**attrs, "drawb": {**(attrs.get("drawb") or {}), "cluster": source, "simulated": True}}
+    return result
+
+
+def source_line(session: Session) -> str:
+    """The line a front end shows beside a result of the simulated cluster (empty for a real cluster)."""
+    source = session.simulated_source()
+    return f"[from the {source}, not a real cluster]" if source else ""
 
 
 def with_warning(frame: pd.DataFrame, warning: str) -> pd.DataFrame:

@@ -66,7 +66,7 @@ class DRAMagics(Magics, SessionTraits):
     @line_cell_magic
     def dra(self, line: str = "", cell: str | None = None):
         """Run a drawb subcommand: ``%dra <subcommand> [options]`` (``%dra help`` lists them)."""
-        from drawb.commands.registry import run_line, warnings_text
+        from drawb.commands.registry import run_line, source_line, warnings_text
 
         try:
             result = run_line(self.session, line, cell)
@@ -74,6 +74,9 @@ class DRAMagics(Magics, SessionTraits):
             if not self.short_errors:
                 raise
             raise CommandFailed(exc) from None
+        source = source_line(self.session)
+        if source:
+            print(source)
         warnings = warnings_text(result)
         if warnings:
             print(warnings, file=sys.stderr)
@@ -102,6 +105,18 @@ def show_watched(table: WatchedTable) -> None:
           + (f" for {table.seconds:g} s" if table.seconds is not None else " (interrupt the kernel to stop)"))
     changes = table.follow(show)
     print(f"stopped watching {table.title} after {changes} change(s)")
+
+
+def simulated_frame_html(frame) -> str | None:
+    """A DataFrame's HTML, under a caption naming the simulated cluster when its ``attrs`` say it came from it."""
+    import html
+
+    table = frame._repr_html_()
+    info = frame.attrs.get("drawb") if isinstance(frame.attrs, dict) else None
+    if table is None or not isinstance(info, dict) or not info.get("simulated"):
+        return table
+    caption = html.escape(f"from the {info.get('cluster', 'simulated cluster')}, not a real cluster", quote=False)
+    return f"<p><i>{caption}</i></p>{table}"
 
 
 def reference_doc() -> str:

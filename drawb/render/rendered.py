@@ -11,6 +11,14 @@ from drawb.render.errors import Issue
 from drawb.render.export import dump_documents, dump_export
 
 
+def answered_by(cluster: Any) -> str:
+    """Who answers an apply through ``cluster``: ``the API server``, or the simulated cluster with its rules."""
+    if not getattr(cluster, "simulated", False):
+        return "the API server"
+    minor = ".".join(str(cluster.server_version()).lstrip("v").split(".")[:2])
+    return f"the simulated cluster (Kubernetes {minor} rules)"
+
+
 @dataclass
 class Rendered:
     """Validated manifests rendered from one template with one set of values."""
@@ -24,6 +32,7 @@ class Rendered:
     revalidate: Any = None  # callable(cluster) -> None raising ManifestInvalid; set by render()
     applied: str | None = None  # "dry run" or "applied" after apply(), with the cluster's answer in server_objects
     server_objects: list[dict] = field(default_factory=list)
+    answered_by: str = "the API server"  # who accepted the dry run or the apply, in words
 
     @property
     def warnings(self) -> list[Issue]:
@@ -48,16 +57,21 @@ class Rendered:
             self.revalidate(cluster)
         result = cluster.apply(self.documents, dry_run=dry_run)
         self.applied, self.server_objects = ("dry run" if dry_run else "applied"), result
+        self.answered_by = answered_by(cluster)
         return result
 
     def status(self) -> str:
         """One line: what was rendered, and what the cluster made of it."""
         line = f"{self.template}: " + ", ".join(self.summary())
         if self.applied == "dry run":
-            line += f" (accepted by the API server, dry run: {len(self.server_objects)} object(s))"
+            line += f" (accepted by {self.answered_by}, dry run: {len(self.server_objects)} object(s))"
         elif self.applied == "applied":
-            line += f" (applied: {len(self.server_objects)} object(s))"
+            line += f" (applied: {len(self.server_objects)} object(s), accepted by {self.answered_by})"
         return line
+
+    def terminal_notes(self) -> list[str]:
+        """What a terminal shows on stderr beside the YAML: the status line, then each warning."""
+        return [self.status()] + [f"warning: {w}" for w in self.warnings]
 
     def summary(self) -> list[str]:
         """``Kind/name`` of each document."""

@@ -49,6 +49,7 @@ class SimCluster:
         self.version = self.scenario.server_version or SIM_VERSION
         minor = self.version.lstrip("v").split(".")[:2]
         self.feature_gates = effective_gates(int(minor[1]), self.scenario.feature_gates)
+        self.simulated = True  # front ends say so beside every answer that comes from it
         self._objects: dict[Key, dict] = {}
         self._by_kind: dict[str, dict[tuple[str, str], dict]] = {}  # kind -> (namespace or "", name) -> object
         self._versions = itertools.count(1)

@@ -79,7 +79,8 @@ def test_render_dry_run_and_apply_go_through_the_connected_cluster(shell):
     shell.run("%dra connect")
     cluster = shell.ipython.find_magic("dra").__self__.session.cluster
     r = shell.run("%dra render single-gpu --dry-run -n default")
-    assert r.applied == "dry run" and "accepted by the API server" in r._repr_markdown_()
+    assert r.applied == "dry run" and "API server" not in r._repr_markdown_()
+    assert "accepted by the simulated cluster (Kubernetes 1.34 rules), dry run" in r._repr_markdown_()
     assert cluster.get("Pod", "cuda-check", "default") is None
     r = shell.run("%dra render single-gpu --apply -n default --set pod_name=applied-check")
     assert r.applied == "applied" and cluster.get("Pod", "applied-check", "default") is not None

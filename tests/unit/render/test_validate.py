@@ -184,7 +184,7 @@ def test_apply_is_a_dry_run_unless_asked_and_always_dry_runs_first(compile_selec
     assert "accepted by the API server, dry run: 2 object(s)" in r._repr_markdown_()
     r.apply(cluster, dry_run=False)
     assert [dry for dry, _ in cluster.applied] == [True, False]  # the cluster dry-runs first (contract suite)
-    assert "(applied: 2 object(s))" in r._repr_html_()
+    assert "(applied: 2 object(s), accepted by the API server)" in r._repr_html_()
     assert cluster.applied[-1][1] == r.documents
 
 
