@@ -133,8 +133,8 @@ class Cluster(Protocol):
     def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
         """Server-side apply as field manager ``drawb``: every object is dry-run first, then all or none are written."""
 
-    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
-        """Delete an object drawb created (refuses any other)."""
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
+        """Delete an object drawb created (refuses any other unless ``force_unmanaged``)."""
 
     def logs(self, pod: str, namespace: str, container: str | None = None, follow: bool = False) -> Iterator[str]:
         """A pod's log lines."""

@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "drawb.commands.preview",
     "drawb.commands.capacity",
     "drawb.commands.migrate",
+    "drawb.commands.manifests",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -28,25 +28,33 @@ from drawb.render.errors import (
 from drawb.render.export import Exported, dump_documents, read_export
 from drawb.render.params import CheckContext, Param, SelectorCompiler, check_value, resolve_values
 from drawb.render.rendered import Rendered
+from drawb.render.report import Finding, ValidationReport
 from drawb.render.schema import schema_issues
+from drawb.render.sources import ManifestFileError, Source, read_sources
 
 __all__ = [
     "DEFAULT_KUBERNETES_VERSION",
     "Exported",
+    "Finding",
     "Issue",
+    "ManifestFileError",
     "ManifestInvalid",
     "Param",
     "ParameterError",
     "RenderError",
     "Rendered",
+    "Source",
     "TemplateError",
     "TemplateInfo",
     "TemplateNotFound",
+    "ValidationReport",
+    "check_sources",
     "default_selector_compiler",
     "dump_documents",
     "get_template",
     "list_templates",
     "read_export",
+    "read_sources",
     "render",
     "validate_documents",
 ]
@@ -94,6 +102,34 @@ def validate_documents(
         namespace_labels=_namespace_labels(cluster) if cluster is not None else None,
     )
     return issues + cross_reference_issues(documents, world)
+
+
+def check_sources(
+    sources: list[Source],
+    *,
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    cluster: Any = None,
+    devices: Any = None,
+    target: str | None = None,
+) -> ValidationReport:
+    """drawb's whole validation of the user's files, together (a pod in one file may use a template of another):
+    schema, cross-references, and with a ``cluster`` its DeviceClasses and, given its ``devices`` frame,
+    whether each request's selectors name real attributes, match devices and fit one node."""
+    documents = [doc for source in sources for doc in source.documents]
+    origin: dict[str, str] = {}
+    for source in sources:
+        for doc in source.documents:
+            origin.setdefault(label(doc), source.name)
+    issues = validate_documents(documents, kubernetes_version=kubernetes_version, cluster=cluster)
+    if devices is not None and cluster is not None:
+        from drawb.render.fit import device_fit_issues
+
+        classes = {**_cluster_classes(cluster), **{(d.get("metadata") or {}).get("name"): d for d in documents
+                                                   if d.get("kind") == "DeviceClass"}}
+        issues += device_fit_issues(documents, devices, classes, kubernetes_version=kubernetes_version)
+    findings = [Finding(s.name, p) for s in sources for p in s.problems]
+    findings += [Finding(origin.get(i.document, "?"), i) for i in issues]
+    return ValidationReport(len(sources), len(documents), target or f"Kubernetes {kubernetes_version}", findings)
 
 
 def render(

@@ -128,12 +128,12 @@ class KubeCluster:
             raise
         return applied
 
-    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
-        """Delete an object drawb created; refuse any other."""
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
+        """Delete an object drawb created; refuse any other unless ``force_unmanaged``."""
         obj = self.get(kind, name, namespace)
         if obj is None:
             raise ClusterError(f"{kind} '{name}' not found", status=404, reason="NotFound")
-        if not is_managed(obj):
+        if not is_managed(obj) and not force_unmanaged:
             raise NotManagedByDrawb(f"{kind} '{name}' was not created by drawb; refusing to delete it")
         request(self.client, "DELETE", self._path(kind, namespace or self._default_ns(kind), name),
                 query={"propagationPolicy": "Background"})

@@ -171,13 +171,13 @@ class SimCluster:
         ns = self._objects.get(("Namespace", None, namespace)) if namespace else None
         return ((ns or {}).get("metadata") or {}).get("labels") or {}
 
-    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
-        """Delete an object drawb created."""
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
+        """Delete an object drawb created (any object with ``force_unmanaged``)."""
         ns = (namespace or "default") if kind_of(kind).namespaced else None
         obj = self._objects.get((kind, ns, name))
         if obj is None:
             raise ClusterError(f"{kind} '{name}' not found", status=404, reason="NotFound")
-        if not is_managed(obj):
+        if not is_managed(obj) and not force_unmanaged:
             raise NotManagedByDrawb(f"{kind} '{name}' was not created by drawb; refusing to delete it")
         self.lifecycle.catch_up()
         self._discard(kind, ns, name)

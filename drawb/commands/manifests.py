@@ -1,0 +1,211 @@
+"""``validate``, ``apply`` and ``delete``: the user's own manifests, checked, applied and cleaned up.
+
+``validate`` runs drawb's whole validation (schema of the target version, cross-references, DeviceClasses
+and devices of the connected cluster) and exits 1 on errors, for CI. ``apply`` validates, dry-runs, then
+applies, keeping each document's namespace: ``-n`` (or the session's namespace) only fills a missing one.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from drawb.cluster.protocol import KINDS, ClusterError, NotManagedByDrawb
+from drawb.commands.registry import arg, command
+from drawb.errors import PROG, DrawbError, UsageError
+from drawb.session import Session
+
+if TYPE_CHECKING:
+    from drawb import render as rendering
+
+_PATHS = arg("paths", nargs="*", metavar="FILE", help="manifest files or folders; - reads standard input")
+_CELL = "YAML manifests"
+
+
+class InvalidManifests(DrawbError):
+    """Manifests with errors: nothing was applied."""
+
+    title = "InvalidManifest"
+    hint = f"fix them (`{PROG} validate FILE` lists every finding); nothing was applied"
+
+
+def _sources(session: Session, paths: list[str], cell: str | None) -> list[rendering.Source]:
+    from drawb import render as rendering
+
+    if cell is not None and cell.strip():
+        return rendering.read_sources([p for p in paths if p != "-"], None) + rendering.read_sources([], cell, "<cell>")
+    if not paths:
+        raise UsageError("name the manifests: files, folders, or - for standard input",
+                         hint=f"e.g. `{PROG} validate pod.yaml`" + (", or %%dra validate with YAML in the cell"
+                                                                    if session.prog == "%dra" else ""))
+    text = None
+    if "-" in paths:
+        if session.prog == "%dra":
+            raise UsageError("- (standard input) is for the command line", hint="put the YAML in a %%dra cell instead")
+        text = sys.stdin.read()
+    return rendering.read_sources(paths, text)
+
+
+def _check(session: Session, sources: list[rendering.Source], offline: bool, version: str | None):
+    from drawb import render as rendering
+
+    if offline:
+        target_version = version or session.kubernetes_version
+        return rendering.check_sources(sources, kubernetes_version=target_version,
+                                       target=f"Kubernetes {target_version} rules (no cluster)")
+    cluster = session.cluster
+    target_version = version or cluster.server_version()
+    return rendering.check_sources(sources, kubernetes_version=target_version, cluster=cluster,
+                                   devices=session.devices(),
+                                   target=f"Kubernetes {target_version} and the {cluster.description}")
+
+
+@command(
+    "validate",
+    "Validate your manifests (files, folders, - or the cell): schema, references, classes and devices of the cluster.",
+    _PATHS,
+    arg("--no-cluster", dest="offline", action="store_true",
+        help="check schema and references only, without the connected cluster's classes and devices"),
+    arg("--kubernetes-version", dest="version", help="the version whose schema applies (default: the cluster's)"),
+    cell=_CELL,
+)
+def validate(session: Session, args, cell) -> rendering.ValidationReport:
+    """Every finding about the manifests; the CLI exits 1 when one is an error."""
+    return _check(session, _sources(session, args.paths, cell), args.offline, args.version)
+
+
+def _namespaced(kind: str) -> bool:
+    from drawb.render import _CLUSTER_SCOPED
+
+    known = KINDS.get(kind)
+    return known.namespaced if known is not None else kind not in _CLUSTER_SCOPED
+
+
+def place_in_namespaces(documents: list[dict], flag: str | None, default: str) -> None:
+    """Fill each namespaced document's missing namespace with ``flag`` (``-n``), else ``default``; a document
+    that names another namespace than ``-n`` is a UsageError (never overwritten)."""
+    for doc in documents:
+        if not _namespaced(str(doc.get("kind"))):
+            continue
+        meta = doc.setdefault("metadata", {})
+        own = meta.get("namespace")
+        if own and flag and own != flag:
+            raise UsageError(f"{doc.get('kind')}/{meta.get('name')} is in namespace {own!r}, but -n says {flag!r}",
+                             hint="drop -n (each document keeps its own namespace), or change the document")
+        if not own:
+            meta["namespace"] = flag or default
+
+
+@dataclass
+class Applied:
+    """What ``apply`` did: the objects, and who accepted them. Shows as a table under the status line."""
+
+    status: str
+    objects: list[dict]
+    warnings: list[str] = field(default_factory=list)
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """``(kind, namespace, name)`` of each object."""
+        return [(o.get("kind", ""), (o.get("metadata") or {}).get("namespace") or "",
+                 (o.get("metadata") or {}).get("name", "")) for o in self.objects]
+
+    def terminal_notes(self) -> list[str]:
+        """The status line and warnings, which a terminal prints on stderr."""
+        return [self.status, *self.warnings]
+
+    def __str__(self) -> str:
+        width = max([len(k) + len(n) + 1 for k, _, n in self.rows()] + [6])
+        return "\n".join(f"{(k + '/' + n).ljust(width)}  {ns}".rstrip() for k, ns, n in self.rows())
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text("\n".join([*self.terminal_notes(), str(self)]))
+
+    def _repr_html_(self) -> str:
+        warnings = "".join(f"<li>{html.escape(w)}</li>" for w in self.warnings)
+        rows = "".join(f"<tr><td>{html.escape(k)}/{html.escape(n)}</td><td>{html.escape(ns)}</td></tr>"
+                       for k, ns, n in self.rows())
+        return (f"<div><b>{html.escape(self.status)}</b>" + (f"<ul>{warnings}</ul>" if warnings else "")
+                + f"<table><tr><th>object</th><th>namespace</th></tr>{rows}</table></div>")
+
+
+@command(
+    "apply",
+    "Validate, dry-run, then apply your manifests, each keeping its own namespace (-n fills a missing one).",
+    _PATHS,
+    arg("-f", "--filename", dest="files", action="append", default=[], metavar="FILE",
+        help="a manifest file or folder (as kubectl apply -f); repeat for more"),
+    arg("-n", "--namespace", help="namespace for documents that name none (default: the namespace option)"),
+    arg("--dry-run", action="store_true", help="stop after the server-side dry run"),
+    cell=_CELL,
+)
+def apply(session: Session, args, cell) -> Applied:
+    """Refuse invalid manifests, then apply through the connected cluster (everything is dry-run first)."""
+    from drawb.render.rendered import answered_by
+
+    sources = _sources(session, [*args.files, *args.paths], cell)
+    report = _check(session, sources, False, None)
+    if report.errors:
+        lines = "\n".join(f"  - {f}" for f in report.errors)
+        raise InvalidManifests(f"{len(report.errors)} error(s) in the manifests:\n{lines}")
+    documents = [doc for source in sources for doc in source.documents]
+    if not documents:
+        raise UsageError("the manifests hold no documents", hint="check the files")
+    place_in_namespaces(documents, args.namespace, session.namespace)
+    cluster = session.cluster
+    objects = cluster.apply(documents, dry_run=args.dry_run)  # the cluster dry-runs every object first
+    status = f"{'dry run' if args.dry_run else 'applied'}: {len(objects)} object(s), accepted by {answered_by(cluster)}"
+    return Applied(status, objects, [str(f) for f in report.warnings])
+
+
+def kind_named(text: str) -> str:
+    """The kind a user wrote (``pod``, ``pods``, ``ResourceClaim``, ``resourceclaims``), or a UsageError."""
+    lowered = text.lower()
+    for kind in KINDS.values():
+        if lowered in (kind.kind.lower(), kind.plural):
+            return kind.kind
+    raise UsageError(f"unknown kind {text!r}", hint=f"kinds: {', '.join(k.lower() for k in KINDS)}")
+
+
+@dataclass
+class Deleted:
+    """What ``delete`` removed."""
+
+    kind: str
+    name: str
+    namespace: str | None
+
+    def __repr__(self) -> str:
+        where = f" in namespace {self.namespace}" if self.namespace else ""
+        return f"deleted {self.kind.lower()}/{self.name}{where}"
+
+
+@command(
+    "delete",
+    "Delete an object drawb created (KIND NAME or KIND/NAME); others only with --force-unmanaged.",
+    arg("kind", help="kind, e.g. pod, resourceclaim, resourceclaimtemplate, deviceclass (or KIND/NAME)"),
+    arg("name", nargs="?", help="object name"),
+    arg("-n", "--namespace", help="the object's namespace (default: the namespace option)"),
+    arg("--force-unmanaged", action="store_true", help="also delete an object drawb did not create"),
+)
+def delete(session: Session, args, cell) -> Deleted:
+    """Delete one object, refusing any drawb did not create unless forced."""
+    kind_text, name = args.kind, args.name
+    if name is None:
+        kind_text, slash, name = args.kind.partition("/")
+        if not slash or not name:
+            raise UsageError("delete needs a kind and a name", hint=f"e.g. `{PROG} delete pod cuda-check`")
+    kind = kind_named(kind_text)
+    namespace = (args.namespace or session.namespace) if KINDS[kind].namespaced else None
+    try:
+        session.cluster.delete(kind, name, namespace, force_unmanaged=args.force_unmanaged)
+    except NotManagedByDrawb as exc:
+        raise NotManagedByDrawb(str(exc), hint="add --force-unmanaged to delete it anyway") from None
+    except ClusterError as exc:
+        if exc.status == 404:
+            where = f" in namespace {namespace!r}" if namespace else ""
+            raise ClusterError(f"no {kind} {name!r}{where}", status=404, reason="NotFound",
+                               hint="check the name, and the namespace (-n NAMESPACE)") from None
+        raise
+    return Deleted(kind, name, namespace)

@@ -1,0 +1,89 @@
+"""The user's own manifests: YAML files, folders of them, or text, read into documents with their origin.
+
+A file that is not YAML is a finding (file, line, column), not an exception, so the other files are still
+checked; ``kind: List`` documents (``kubectl get -o yaml``) are read as their items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from drawb.render.errors import Issue, RenderError
+
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class ManifestFileError(RenderError):
+    """A manifest path that does not exist, or a folder without manifests."""
+
+    title = "ManifestNotFound"
+
+
+@dataclass
+class Source:
+    """One file (or the cell, or stdin): its documents in order, and why any could not be read."""
+
+    name: str
+    documents: list[dict] = field(default_factory=list)
+    problems: list[Issue] = field(default_factory=list)
+
+
+def _files(path: str) -> list[Path]:
+    target = Path(path).expanduser()
+    if target.is_dir():
+        files = sorted(p for p in target.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+        if not files:
+            raise ManifestFileError(f"folder {path} holds no {', '.join(SUFFIXES)} files",
+                                    hint="name a folder of manifests, or the files themselves")
+        return files
+    if not target.exists():
+        raise ManifestFileError(f"no file or folder {path}", hint="check the path (relative to the working directory)")
+    return [target]
+
+
+def parse_text(name: str, text: str) -> Source:
+    """The documents of multi-document YAML ``text``; a syntax error becomes a problem naming line and column."""
+    source = Source(name)
+    try:
+        raw = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        source.problems.append(Issue("error", where, "", f"not valid YAML: {problem}; nothing in this file was checked"))
+        return source
+    for position, doc in enumerate(raw, 1):
+        if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+            raw_items = doc["items"]
+        else:
+            raw_items = [doc]
+        for item in raw_items:
+            if isinstance(item, dict):
+                source.documents.append(item)
+            else:
+                source.problems.append(Issue("error", f"{name} document {position}", "",
+                                             f"a manifest is a mapping (apiVersion, kind, metadata, ...), "
+                                             f"got {type(item).__name__}"))
+    return source
+
+
+def read_sources(paths: list[str], text: str | None = None, text_name: str = "<stdin>") -> list[Source]:
+    """Every file of ``paths`` (``-`` is ``text``, a folder is its YAML files), read in order."""
+    sources = []
+    for path in paths:
+        if path == "-":
+            sources.append(parse_text(text_name, text or ""))
+            continue
+        for file in _files(path):
+            try:
+                content = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                sources.append(Source(str(file), problems=[Issue("error", str(file), "", f"cannot be read: {exc}")]))
+                continue
+            sources.append(parse_text(str(file), content))
+    if not paths and text is not None:
+        sources.append(parse_text(text_name, text))
+    return sources
