@@ -15,11 +15,16 @@ if TYPE_CHECKING:
 NOTEBOOK_ONLY = ("builder",)  # subcommands of the notebook front end (widgets): named here to say so
 
 
+class _GlobalParser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise UsageError(f"drawb: {message}", hint="see `drawb --help`")
+
+
 def _global_parser() -> argparse.ArgumentParser:
     """The options before the subcommand: the session's options, then --traceback and --help."""
     from drawb.session import session_options
 
-    parser = argparse.ArgumentParser(
+    parser = _GlobalParser(
         prog="drawb",
         usage="drawb [options] <subcommand> [subcommand options]",
         description="Without --kubeconfig or --context, drawb uses its embedded simulated cluster.",
@@ -30,6 +35,7 @@ def _global_parser() -> argparse.ArgumentParser:
         parser.add_argument(*flags, default=option.default, help=option.metadata["help"])
     parser.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     parser.add_argument("-h", "--help", action="store_true", help="show this reference")
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)  # the subcommand and its options
     return parser
 
 
@@ -62,7 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     from drawb.session import Session, session_options
 
     parser = _global_parser()
-    options, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    try:
+        options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print(exc.render(prog="drawb"), file=sys.stderr)
+        return 2
+    rest = options.rest
     if options.help or not rest:
         print(parser.format_help() + "\nSubcommands:\n\n" + reference(prog="drawb"))
         return 0

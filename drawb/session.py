@@ -9,6 +9,8 @@ from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.cluster.protocol import NotConnected, WatchableCluster
 from drawb.errors import PROG
 
+DEFAULT_NAMESPACE = "default"
+
 
 def option(default: str | None, help: str, *, short: str | None = None):
     """A user setting: a ``DRAMagics`` traitlet and a ``drawb --<name>`` flag are made from it."""
@@ -19,7 +21,8 @@ def option(default: str | None, help: str, *, short: str | None = None):
 class Session:
     """One user's connection and settings, shared by the magics and the CLI."""
 
-    namespace: str = option("default", "namespace for claims, templates and pods drawb creates", short="-N")
+    namespace: str = option(DEFAULT_NAMESPACE, "namespace for what drawb creates, and the one the read commands "
+                            "show once you set it", short="-n")
     scenario: str = option("default", "simulated scenario used when no kubeconfig is given")
     kubeconfig: str | None = option(None, "kubeconfig path of a real cluster")
     context: str | None = option(None, "kubeconfig context of a real cluster")

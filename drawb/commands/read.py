@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from drawb.commands.registry import arg, command, with_warning
-from drawb.errors import UsageError
+from drawb.errors import PROG, UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
@@ -13,7 +13,12 @@ if TYPE_CHECKING:
 
 _NODE = arg("--node", help="only devices on this node")
 _DRIVER = arg("--driver", help="only devices of this driver, e.g. gpu.nvidia.com")
-_NAMESPACE = arg("-n", "--namespace", help="only this namespace (default: all namespaces)")
+_NAMESPACE = arg("-n", "--namespace", help="only this namespace (default: the namespace option when you set it, "
+                 "else all namespaces)")
+_ALL_NAMESPACES = arg("-A", "--all-namespaces", action="store_true", help="every namespace, whatever the option says")
+_OUTPUT = arg("-o", "--output", choices=("table", "yaml"), default="table",
+              help="yaml: the objects whole, as the cluster returns them")
+_NAME = arg("name", nargs="?", help="only the object of this name")
 _WATCH = arg("--watch", action="store_true",
              help="keep the table current as the cluster changes (the command line prints changes), until interrupted")
 _FOR = arg("--for", dest="watch_for", type=float, metavar="SECONDS", help="with --watch: stop after this many seconds")
@@ -43,6 +48,55 @@ def list_visible(session: Session, kind: str, namespace: str | None) -> tuple[li
         objects = session.cluster.list(kind, session.namespace)
         return objects, (f"RbacRefused: {exc.verb} on {exc.resource} in all namespaces was refused for user "
                          f'"{exc.user}"; showing namespace {session.namespace} only (choose one with -n)')
+
+
+class ObjectsYaml(str):
+    """Objects as multi-document YAML (``-o yaml``); shows as plain text."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def read_namespace(session: Session, args) -> str | None:
+    """The namespace a read command lists: ``-n``; none (all) with ``-A``; else the session's namespace
+    option when the user changed it from its default; else all namespaces."""
+    from drawb.session import DEFAULT_NAMESPACE
+
+    if getattr(args, "all_namespaces", False):
+        if args.namespace:
+            raise UsageError("-n and -A contradict each other", hint="give one namespace with -n, or -A for all")
+        return None
+    if args.namespace:
+        return args.namespace
+    return session.namespace if session.namespace != DEFAULT_NAMESPACE else None
+
+
+def _objects(session: Session, kind: str, args, namespace: str | None = None) -> list[dict]:
+    """The objects of ``kind``, only the one named by ``args.name`` when given (a UsageError if none is);
+    a warning of ``list_visible`` goes to ``args.visible_warning``."""
+    import difflib
+
+    from drawb.cluster.protocol import KINDS
+
+    objects, args.visible_warning = (list_visible(session, kind, namespace) if KINDS[kind].namespaced
+                                     else (session.cluster.list(kind), None))
+    name = getattr(args, "name", None)
+    if not name:
+        return objects
+    kept = [o for o in objects if (o.get("metadata") or {}).get("name") == name]
+    if not kept:
+        names = sorted({(o.get("metadata") or {}).get("name", "") for o in objects})
+        close = difflib.get_close_matches(name, names, n=1)
+        where = f" in namespace {namespace!r}" if namespace else ""
+        raise UsageError(f"no {kind} named {name!r}{where}",
+                         hint=f"did you mean {close[0]!r}?" if close else f"`{PROG} {args.command_name}` lists them")
+    return kept
+
+
+def _yaml(objects: list[dict]) -> ObjectsYaml:
+    from drawb.render.export import dump_documents
+
+    return ObjectsYaml(dump_documents(objects) if objects else "# (no objects)\n")
 
 
 def _devices(session: Session, args) -> pd.DataFrame:
@@ -100,52 +154,81 @@ def devices(session: Session, args, cell) -> pd.DataFrame:
                     make_frame)
 
 
-@command("slices", "ResourceSlices: driver, pool, generation, node and device count.", _NODE, _DRIVER)
-def slices(session: Session, args, cell) -> pd.DataFrame:
+@command("slices", "ResourceSlices: driver, pool, generation, node and device count.", _NAME, _NODE, _DRIVER, _OUTPUT)
+def slices(session: Session, args, cell) -> pd.DataFrame | ObjectsYaml:
     from drawb.inventory import slice_frame
 
-    frame = slice_frame(session.cluster.list("ResourceSlice"))
-    if args.node:
-        frame = frame[frame["node"] == args.node]
-    if args.driver:
-        frame = frame[frame["driver"] == args.driver]
-    return frame.reset_index(drop=True)
+    args.command_name = "slices"
+    objects = [s for s in _objects(session, "ResourceSlice", args)
+               if (not args.node or (s.get("spec") or {}).get("nodeName") == args.node)
+               and (not args.driver or (s.get("spec") or {}).get("driver") == args.driver)]
+    if args.output == "yaml":
+        return _yaml(objects)
+    return slice_frame(objects).reset_index(drop=True)
 
 
-@command("classes", "DeviceClasses with their CEL selectors and extended resource names.")
-def classes(session: Session, args, cell) -> pd.DataFrame:
+@command("classes", "DeviceClasses with their CEL selectors and extended resource names.", _NAME, _OUTPUT)
+def classes(session: Session, args, cell) -> pd.DataFrame | ObjectsYaml:
     from drawb.inventory import class_frame
 
-    return class_frame(session.cluster.list("DeviceClass"))
+    args.command_name = "classes"
+    objects = _objects(session, "DeviceClass", args)
+    return _yaml(objects) if args.output == "yaml" else class_frame(objects)
 
 
-@command("claims", "ResourceClaims: state, requests, allocated devices and the pods using them.", _NAMESPACE,
-         _WATCH, _FOR)
-def claims(session: Session, args, cell) -> pd.DataFrame:
+@command("claims", "ResourceClaims: state, requests, allocated devices and the pods using them.", _NAME, _NAMESPACE,
+         _ALL_NAMESPACES, _OUTPUT, _WATCH, _FOR)
+def claims(session: Session, args, cell) -> pd.DataFrame | ObjectsYaml:
     from drawb.inventory import claim_frame
 
+    args.command_name = "claims"
+    namespace = read_namespace(session, args)
+    if args.output == "yaml":
+        return _yaml(_objects(session, "ResourceClaim", args, namespace))
+
     def make_frame() -> pd.DataFrame:
-        claims, warning = list_visible(session, "ResourceClaim", args.namespace)
-        frame = claim_frame(claims)
-        return with_warning(frame, warning) if warning else frame
+        frame = claim_frame(_objects(session, "ResourceClaim", args, namespace))
+        return with_warning(frame, args.visible_warning) if args.visible_warning else frame
 
     return _watched(session, args, "claims", ("ResourceClaim",), ("namespace", "name"), make_frame)
 
 
-@command("pods", "Pods that use ResourceClaims, with their claims resolved.", _NAMESPACE, _NODE, _WATCH, _FOR)
-def pods(session: Session, args, cell) -> pd.DataFrame:
+@command("pods", "Pods that use ResourceClaims, with their claims resolved (--all: every pod, with its nvidia.com/gpu).",
+         _NAME, _NAMESPACE, _ALL_NAMESPACES, _NODE,
+         arg("--all", dest="every_pod", action="store_true",
+             help="pods that use no claim too, with their nvidia.com/gpu (device plugin) requests"), _OUTPUT, _WATCH, _FOR)
+def pods(session: Session, args, cell) -> pd.DataFrame | ObjectsYaml:
     from drawb.inventory import pod_frame
+    from drawb.inventory.pods import every_pod_frame
+
+    args.command_name = "pods"
+    namespace = read_namespace(session, args)
+
+    def objects() -> list[dict]:
+        return [p for p in _objects(session, "Pod", args, namespace)
+                if not args.node or (p.get("spec") or {}).get("nodeName") == args.node]
+
+    if args.output == "yaml":
+        return _yaml(objects())
 
     def make_frame() -> pd.DataFrame:
-        pods, warning = list_visible(session, "Pod", args.namespace)
-        frame = pod_frame(pods)
-        if warning:
-            frame = with_warning(frame, warning)
-        if args.node:
-            frame = frame[frame["node"] == args.node]
-        return frame.reset_index(drop=True)
+        pods = objects()
+        frame = every_pod_frame(pods) if args.every_pod else pod_frame(pods).reset_index(drop=True)
+        return with_warning(frame, args.visible_warning) if args.visible_warning else frame
 
     return _watched(session, args, "pods", ("Pod",), ("namespace", "pod"), make_frame)
+
+
+@command("nodes", "Nodes: DRA devices published for each, beside its extended-resource allocatable (nvidia.com/gpu).",
+         _NAME, _OUTPUT)
+def nodes(session: Session, args, cell) -> pd.DataFrame | ObjectsYaml:
+    from drawb.inventory.nodes import node_frame
+
+    args.command_name = "nodes"
+    objects = _objects(session, "Node", args)
+    if args.output == "yaml":
+        return _yaml(objects)
+    return node_frame(objects, session.devices())
 
 
 @command(

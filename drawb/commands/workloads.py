@@ -64,16 +64,23 @@ def _has_started(pod: dict | None, container: str | None) -> bool:
                for s in statuses)
 
 
-@command("events", "Events: what the scheduler and the controllers reported (for one pod, or all).",
-         arg("pod", nargs="?", help="only events about this pod"), _NAMESPACE)
+@command("events", "Events: what the scheduler and the controllers reported (about one object, or all).",
+         arg("object", nargs="?", metavar="KIND/NAME", help="only events about this object (a bare name: a pod)"),
+         _NAMESPACE)
 def events(session: Session, args, cell) -> pd.DataFrame:
     import pandas as pd
 
+    from drawb.commands.manifests import kind_named
+
     namespace = args.namespace or session.namespace
+    wanted = None
+    if args.object:
+        kind, slash, name = args.object.rpartition("/")
+        wanted = (kind_named(kind) if slash else "Pod", name)
     rows = []
     for event in session.cluster.list("Event", namespace):
         involved = event.get("involvedObject") or {}
-        if args.pod and (involved.get("kind"), involved.get("name")) != ("Pod", args.pod):
+        if wanted and (involved.get("kind"), involved.get("name")) != wanted:
             continue
         rows.append({
             "last_seen": ((event.get("series") or {}).get("lastObservedTime") or event.get("lastTimestamp")

@@ -62,3 +62,52 @@ def pod_frame(pods: list[dict]) -> pd.DataFrame:
             "extended_resource_claim": string_array([e for *_, e in rows]),
         }
     )
+
+
+DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
+
+
+def device_plugin_gpus(pod: dict) -> int | None:
+    """The pod's ``nvidia.com/gpu`` (device plugin) request: limits, else requests, summed over its
+    containers (init containers: the largest, as the scheduler counts them); None when it asks for none."""
+    from drawb.api import Quantity, QuantityError
+
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+
+    def amount(container: Any) -> int | None:
+        resources = (container or {}).get("resources") or {} if isinstance(container, dict) else {}
+        value = (resources.get("limits") or {}).get(DEVICE_PLUGIN_RESOURCE)
+        value = value if value is not None else (resources.get("requests") or {}).get(DEVICE_PLUGIN_RESOURCE)
+        if value is None:
+            return None
+        try:
+            return int(Quantity.parse(str(value)).value)
+        except (QuantityError, TypeError, ValueError):
+            return None
+
+    main = [a for a in map(amount, spec.get("containers") or ()) if a is not None]
+    init = [a for a in map(amount, spec.get("initContainers") or ()) if a is not None]
+    if not main and not init:
+        return None
+    return max(sum(main), max(init, default=0))
+
+
+def every_pod_frame(pods: list[dict]) -> pd.DataFrame:
+    """One row per pod, claims or not: namespace, pod, node, phase, claims, resolved claims and ``nvidia_gpu``
+    (its device-plugin ``nvidia.com/gpu`` request, <NA> when none)."""
+    from drawb.inventory._frame import int_array
+
+    items = [p for p in list_items(pods) if isinstance(p, dict)]
+    meta = [p.get("metadata") or {} for p in items]
+    claims = [resolved_claims(p) for p in items]
+    return pd.DataFrame(
+        {
+            "namespace": string_array([m.get("namespace") for m in meta]),
+            "pod": string_array([m.get("name") for m in meta]),
+            "node": string_array([(p.get("spec") or {}).get("nodeName") for p in items]),
+            "phase": string_array([(p.get("status") or {}).get("phase") for p in items]),
+            "claims": object_array([names for names, _ in claims]),
+            "resource_claims": object_array([resolved for _, resolved in claims]),
+            "nvidia_gpu": int_array([device_plugin_gpus(p) for p in items]),
+        }
+    )

@@ -1,0 +1,102 @@
+"""``apply`` and ``delete`` on the simulated cluster, through both front ends."""
+
+from __future__ import annotations
+
+import pytest
+
+from drawb.cli import main
+
+MANIFESTS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: one-gpu
+  namespace: gpu-team
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: shared-gpu
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+"""
+
+
+@pytest.fixture
+def manifests(tmp_path):
+    path = tmp_path / "team.yaml"
+    path.write_text(MANIFESTS)
+    return path
+
+
+def session_of(shell):
+    return shell.ipython.magics_manager.registry["DRAMagics"].session
+
+
+def test_apply_keeps_each_documents_namespace(shell, manifests):
+    shell.run("%config DRAMagics.namespace = 'research'")
+    applied = shell.run(f"%dra apply {manifests}")
+    assert applied.status == "applied: 2 object(s), accepted by the simulated cluster (Kubernetes 1.34 rules)"
+    assert applied.rows() == [("ResourceClaimTemplate", "gpu-team", "one-gpu"), ("ResourceClaim", "research", "shared-gpu")]
+    cluster = session_of(shell).cluster
+    assert cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-team") is not None
+    assert cluster.get("ResourceClaimTemplate", "one-gpu", "research") is None
+    assert cluster.get("ResourceClaim", "shared-gpu", "research")["metadata"]["labels"] == {
+        "app.kubernetes.io/managed-by": "drawb"}
+
+
+def test_namespace_flag_fills_a_missing_namespace_and_refuses_a_conflict(shell, manifests):
+    err = shell.fails(f"%dra apply {manifests} -n ml")
+    assert err.splitlines()[0] == "UsageError: ResourceClaimTemplate/one-gpu is in namespace 'gpu-team', but -n says 'ml'"
+    cluster = session_of(shell).cluster
+    assert cluster.list("ResourceClaim", "ml") == [] and cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-team") is None
+    applied = shell.run(f"%dra apply {manifests} -n gpu-team --dry-run")
+    assert applied.status.startswith("dry run: 2 object(s)") and cluster.get("ResourceClaim", "shared-gpu", "gpu-team") is None
+    shell.run("%%dra apply -n ml\n" + MANIFESTS.split("---\n")[1])
+    assert cluster.get("ResourceClaim", "shared-gpu", "ml") is not None
+
+
+def test_invalid_manifests_are_not_applied(shell, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(MANIFESTS.replace("deviceClassName: gpu.nvidia.com\n---", "deviceClassName: gpu.nvidia.cmo\n---"))
+    err = shell.fails(f"%dra apply {path}")
+    assert err.startswith("InvalidManifest: 1 error(s) in the manifests:\n  - error: ")
+    assert "DeviceClass 'gpu.nvidia.cmo' does not exist" in err and "nothing was applied" in err
+    assert session_of(shell).cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-team") is None
+
+
+def test_command_line_apply_prints_status_on_stderr(manifests, capsys):
+    assert main(["apply", "-f", str(manifests), "-n", "gpu-team"]) == 0
+    out = capsys.readouterr()
+    assert "applied: 2 object(s), accepted by the simulated cluster (Kubernetes 1.34 rules)" in out.err
+    assert [line.split() for line in out.out.splitlines()] == [["ResourceClaimTemplate/one-gpu", "gpu-team"],
+                                                               ["ResourceClaim/shared-gpu", "gpu-team"]]
+    assert main(["apply", "-f", str(manifests), "-n", "ml"]) == 2
+    assert capsys.readouterr().err.startswith("UsageError: ResourceClaimTemplate/one-gpu is in namespace 'gpu-team'")
+
+
+def test_delete_only_what_drawb_created(shell, manifests):
+    shell.run(f"%dra apply {manifests}")
+    assert repr(shell.run("%dra delete resourceclaimtemplate one-gpu -n gpu-team")) == (
+        "deleted resourceclaimtemplate/one-gpu in namespace gpu-team")
+    assert repr(shell.run("%dra delete ResourceClaim/shared-gpu")) == "deleted resourceclaim/shared-gpu in namespace default"
+    err = shell.fails("%dra delete deviceclass gpu.nvidia.com")
+    assert err.splitlines() == ["NotManagedByDrawb: DeviceClass 'gpu.nvidia.com' was not created by drawb; refusing to "
+                                "delete it", "Hint: add --force-unmanaged to delete it anyway"]
+    assert repr(shell.run("%dra delete deviceclass gpu.nvidia.com --force-unmanaged")) == "deleted deviceclass/gpu.nvidia.com"
+    assert session_of(shell).cluster.get("DeviceClass", "gpu.nvidia.com") is None
+    err = shell.fails("%dra delete pod nope")
+    assert err.splitlines()[0] == "ClusterError: no Pod 'nope' in namespace 'default'"
+    err = shell.fails("%dra delete gadget x")
+    assert err.splitlines()[0] == "UsageError: unknown kind 'gadget'"
