@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -74,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.render(prog="drawb"), file=sys.stderr)
         return 2
     rest = options.rest
+    if len(rest) > 1 and rest[-1] in ("-h", "--help"):
+        rest = ["help", rest[0]]
     if options.help or not rest:
         print(parser.format_help() + "\nSubcommands:\n\n" + reference(prog="drawb"))
         return 0
@@ -82,13 +83,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if rest[0] in NOTEBOOK_ONLY:
             raise UsageError(f"{rest[0]} is a notebook widget", hint=f"run `%dra {rest[0]}` in Jupyter")
-        result = run_line(session, shlex.join(rest), prog="drawb")
+        result = run_line(session, "", prog="drawb", argv=rest)
         from drawb.commands.watching import WatchedTable
 
         if isinstance(result, WatchedTable):
             return _follow(result)
         text = render(result)
         source = source_line(session)  # before close: whether the command read the simulated cluster
+        if getattr(result, "compile_error", None) is not None:  # a selector the API server would refuse
+            print(text, file=sys.stderr)
+            return 2
     except DrawbError as exc:
         if options.traceback:
             raise

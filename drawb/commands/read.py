@@ -101,25 +101,33 @@ def _yaml(objects: list[dict]) -> ObjectsYaml:
 
 def _devices(session: Session, args) -> pd.DataFrame:
     frame = session.devices()
+    scope: list[str] = []  # the filters applied so far, in words: what an empty result is relative to
     if args.node:
-        frame = _keep(frame, frame["node"] == args.node, "node", args.node, frame["node"])
+        frame = _keep(frame, frame["node"] == args.node, "node", args.node, frame["node"], scope)
+        scope.append(f"on node {args.node!r}")
     if args.driver:
-        frame = _keep(frame, frame["driver"] == args.driver, "driver", args.driver, frame["driver"])
+        frame = _keep(frame, frame["driver"] == args.driver, "driver", args.driver, frame["driver"], scope)
+        scope.append(f"of driver {args.driver!r}")
     if getattr(args, "type", None):
         from drawb.inventory.view import per_driver
 
         types = per_driver(frame, "type")
-        frame = _keep(frame, types == args.type, "type", args.type, types)
+        frame = _keep(frame, types == args.type, "type", args.type, types, scope)
     if getattr(args, "device_class", None):
         frame = _in_class(session, frame, args.device_class)
     return frame
 
 
-def _keep(frame: pd.DataFrame, mask: pd.Series, what: str, value: str, values: pd.Series) -> pd.DataFrame:
+def _keep(frame: pd.DataFrame, mask: pd.Series, what: str, value: str, values: pd.Series,
+          scope: list[str]) -> pd.DataFrame:
+    """The rows ``mask`` keeps; none is a UsageError listing the values there are among ``frame``'s rows."""
     kept = frame[mask.fillna(False).astype(bool)]
     if kept.empty and not frame.empty:
-        known = ", ".join(sorted(str(v) for v in values.dropna().unique()))
-        raise UsageError(f"no device has {what} {value!r}", hint=f"{what}s in this cluster: {known}")
+        known = ", ".join(sorted(str(v) for v in values.dropna().unique())) or "(none)"
+        if not scope:
+            raise UsageError(f"no device has {what} {value!r}", hint=f"{what}s in this cluster: {known}")
+        where = " ".join(scope)
+        raise UsageError(f"no device {where} has {what} {value!r}", hint=f"{what}s of the devices {where}: {known}")
     return kept
 
 

@@ -55,6 +55,7 @@ class Command:
     cell: str | None = None  # what the cell body means in the ``%%dra`` form, if accepted
     line: bool = True  # whether the one-line ``%dra`` form is accepted
     only: str | None = None  # the one front end (its prog, e.g. ``%dra``) that has it; None: every one
+    raw_rest: str | None = None  # the argument that takes the rest of the line as written, quotes and all
 
     def parser(self, prog: str = "%dra") -> argparse.ArgumentParser:
         """An argparse parser whose errors raise UsageError instead of exiting."""
@@ -102,11 +103,16 @@ def command(
     cell: str | None = None,
     line: bool = True,
     only: str | None = None,
+    raw_rest: str | None = None,
 ):
-    """Register the decorated function as subcommand ``name`` (of front end ``only``'s alone, if given)."""
+    """Register the decorated function as subcommand ``name`` (of front end ``only``'s alone, if given).
+
+    With ``raw_rest``, that argument gets the rest of the line after the options, as written (a CEL
+    expression keeps its quotes).
+    """
 
     def register(run: Runner) -> Runner:
-        COMMANDS[name] = Command(name, help, run, list(arguments), cell, line, only)
+        COMMANDS[name] = Command(name, help, run, list(arguments), cell, line, only, raw_rest)
         return run
 
     return register
@@ -129,22 +135,60 @@ def find(name: str, prog: str = "%dra") -> Command:
     raise UsageError(f"unknown subcommand {name!r}", hint=hint)
 
 
-def run_line(session: Session, line: str, cell: str | None = None, prog: str = "%dra") -> object:
-    """Parse ``line`` (``<subcommand> [options]``) and run it."""
+def _split(text: str) -> list[str]:
     try:
-        words = shlex.split(line)
+        return shlex.split(text)
     except ValueError as exc:
         raise UsageError(f"cannot split the command line: {exc}", hint="check the quotes") from None
-    if not words:
-        words = ["help"]
-    cmd = find(words[0], prog)
+
+
+def run_line(
+    session: Session, line: str, cell: str | None = None, prog: str = "%dra", argv: list[str] | None = None
+) -> object:
+    """Parse ``line`` (``<subcommand> [options]``, the magic's) or ``argv`` (the same as words the shell
+    already split, the command line's) and run it."""
+    if argv is None:
+        head, tail = (line.split(None, 1) + ["", ""])[:2]
+    else:
+        head, tail = (argv[0] if argv else ""), ""
+    cmd = find(head or "help", prog)
     if cell is not None and cmd.cell is None:
         raise UsageError(f"{prog} {cmd.name} takes no cell body", hint=f"use the one-line form `{prog} {cmd.name}`")
     if cell is None and not cmd.line:
+        if prog != "%dra":
+            raise UsageError(f"{cmd.name} takes {cmd.cell} from a notebook cell", hint=f"run `%%dra {cmd.name}` in Jupyter")
         raise UsageError(f"{cmd.name} needs a cell: use `%%dra {cmd.name}` with {cmd.cell} in the cell")
-    args = cmd.parser(prog).parse_args(words[1:])
+    if argv is not None:
+        args = cmd.parser(prog).parse_args(argv[1:])
+    elif cmd.raw_rest and cell is None:
+        args = _parse_with_raw_rest(cmd, tail, prog)
+    else:
+        args = cmd.parser(prog).parse_args(_split(tail))
     session.mark_unused()
     return with_source(session, cmd.run(session, args, cell))
+
+
+def _parse_with_raw_rest(cmd: Command, text: str, prog: str) -> argparse.Namespace:
+    """Options first (split as a shell would), then the rest of ``text`` as written into ``cmd.raw_rest``."""
+    flags = {flag: kwargs.get("action") in ("store_true", "store_false") for flags, kwargs in cmd.arguments
+             for flag in flags if flag.startswith("-")}  # option -> whether it takes no value
+    options: list[str] = []
+    rest = text.lstrip()
+    while rest.startswith("-"):
+        flag, eq, _ = rest.split(None, 1)[0].partition("=")
+        if flag not in flags:
+            break  # not an option of the command: the rest is the argument itself (e.g. -1 < ...)
+        lexer = shlex.shlex(rest, posix=True)
+        lexer.whitespace_split = True
+        try:
+            words = [lexer.get_token() for _ in range(1 if flags[flag] or eq else 2)]
+        except ValueError as exc:
+            raise UsageError(f"cannot split the command line: {exc}", hint="check the quotes") from None
+        options += [w for w in words if w is not None]
+        rest = rest[lexer.instream.tell():].lstrip()
+    args = cmd.parser(prog).parse_args(options)
+    setattr(args, cmd.raw_rest, rest.strip())
+    return args
 
 
 def with_source(session: Session, result: object) -> object:
@@ -192,5 +236,6 @@ def reference(prog: str = "%dra") -> str:
     parts = []
     for name, cmd in sorted(load_commands(prog).items()):
         usage = cmd.parser(prog).format_usage().replace("usage: ", "").strip()
-        parts.append(f"{usage}\n    {cmd.help}" + (f"\n    cell form: %%dra {name} with {cmd.cell}" if cmd.cell else ""))
+        cell_form = f"\n    cell form: %%dra {name} with {cmd.cell}" if cmd.cell and prog == "%dra" else ""
+        parts.append(f"{usage}\n    {cmd.help}{cell_form}")
     return "\n\n".join(parts)

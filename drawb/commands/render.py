@@ -50,12 +50,21 @@ def templates(session: Session, args, cell) -> pd.DataFrame:
             for p in info.params
         ]
         return pd.DataFrame(rows, columns=["parameter", "type", "default", "required", "description"])
+    from drawb.commands.registry import with_warning
+    from drawb.render.catalog import scan_templates
+
+    found, broken = scan_templates(_dirs(session))
     rows = [
         {"template": t.name, "about": t.about, "parameters": ", ".join(p.name for p in t.params),
          "source": t.source}
-        for t in rendering.list_templates(_dirs(session))
+        for t in sorted(found.values(), key=lambda t: t.name)
     ]
-    return pd.DataFrame(rows, columns=["template", "about", "parameters", "source"])
+    frame = pd.DataFrame(rows, columns=["template", "about", "parameters", "source"])
+    if broken:
+        lines = "\n".join(f"  - {error}" for error in broken.values())
+        frame = with_warning(frame, f"BrokenTemplate: {len(broken)} file(s) of the template folder skipped; the "
+                             f"others are listed:\n{lines}")
+    return frame
 
 
 def _placeholders(text: str, found: dict[str, str]) -> str:

@@ -34,15 +34,17 @@ def _gates(values: list[str] | None) -> dict[str, bool] | None:
 @command(
     "select",
     "Preview a CEL device selector: matching devices, per-device errors, or the API server's compile error.",
-    arg("expression", nargs="*", help="the CEL expression (or put it in the %%dra select cell)"),
+    arg("expression", nargs="*", help="the CEL expression: the rest of the line, as written (or the cell's text)"),
     arg("--class", dest="device_class", help="run this DeviceClass's selectors first, as the scheduler does"),
     arg("--kubernetes-version", dest="version", help="the version whose CEL rules apply (default: the session's)"),
     arg("--gate", action="append", metavar="NAME=BOOL", help="a feature gate, e.g. DRAListTypeAttributes=true"),
     cell="the CEL expression",
+    raw_rest="expression",
 )
 def select_command(session: Session, args, cell: str | None) -> SelectResult:
-    """Preview the expression on the connected cluster's devices."""
-    expression = cell if cell is not None and cell.strip() else " ".join(args.expression)
+    """Preview the expression on the connected cluster's devices (the line form takes the rest of the line as written)."""
+    written = args.expression if isinstance(args.expression, str) else " ".join(args.expression)
+    expression = cell if cell is not None and cell.strip() else written
     if not expression.strip():
         raise UsageError("select needs a CEL expression", hint=f"e.g. `{PROG} select 'device.driver == \"gpu.nvidia.com\"'`")
     return select_devices(

@@ -16,7 +16,12 @@ def _counts(series: pd.Series) -> dict[Any, int]:
     values = series.dropna()
     if values.dtype == object:
         values = values.map(lambda v: tuple(v) if isinstance(v, list) else v)
-    return {k: int(v) for k, v in values.value_counts(sort=True).items()}
+    return {_plain(k): int(v) for k, v in values.value_counts(sort=True).items()}
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (``0``, not ``np.int64(0)``, in what users read)."""
+    return value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes, tuple)) else value
 
 
 def attribute_summary(frame: pd.DataFrame) -> pd.DataFrame:

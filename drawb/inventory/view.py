@@ -28,10 +28,10 @@ def summary_view(frame: pd.DataFrame) -> pd.DataFrame:
             "node": frame["node"],
             "driver": frame["driver"],
             "device": frame["device"],
-            "type": per_driver(frame, "type"),
-            "product": per_driver(frame, "productName"),
-            "memory": per_driver(frame, "memory", capacity=True),
-            "profile": per_driver(frame, "profile"),
+            "type": per_driver(frame, "type").astype("string"),  # <NA>, never nan, where a driver has none
+            "product": per_driver(frame, "productName").astype("string"),
+            "memory": per_driver(frame, "memory", capacity=True).astype("string"),
+            "profile": per_driver(frame, "profile").astype("string"),
         },
         index=frame.index,
     )

@@ -99,23 +99,49 @@ def _folder(folder: str | Path) -> Iterable[tuple[str, str, str]]:
         raise TemplateNotFound(f"template folder {str(path)!r} does not exist or is not a folder")
     for entry in sorted(path.glob(f"*{SUFFIX}")):
         if not entry.name.startswith("_"):
-            yield entry.name[: -len(SUFFIX)], entry.read_text(encoding="utf-8"), str(entry)
+            try:
+                text = entry.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                text = _UNREADABLE + str(exc)
+            yield entry.name[: -len(SUFFIX)], text, str(entry)
+
+
+_UNREADABLE = "\0unreadable: "  # what _folder yields for a file it cannot read (no template text starts so)
+
+
+def scan_templates(
+    template_dirs: Sequence[str | Path] = (),
+) -> tuple[dict[str, TemplateInfo], dict[str, TemplateError]]:
+    """Every usable template by name (the user's folders shadow bundled ones of the same name), and each
+    broken file of the user's folders by name with its problem: one broken file leaves the others usable."""
+    found: dict[str, TemplateInfo] = {}
+    broken: dict[str, TemplateError] = {}
+    for folder in template_dirs:
+        for name, text, path in _folder(folder):
+            if name in found or name in broken:
+                continue
+            try:
+                if text.startswith(_UNREADABLE):
+                    raise TemplateError(f"{path}: cannot be read: {text[len(_UNREADABLE):]}")
+                found[name] = parse_template(name, text, str(folder), path)
+            except TemplateError as exc:
+                broken[name] = exc
+    for name, text, path in _bundled():
+        if name not in found and name not in broken:
+            found[name] = parse_template(name, text, BUNDLED, path)
+    return found, broken
 
 
 def list_templates(template_dirs: Sequence[str | Path] = ()) -> list[TemplateInfo]:
-    """Every template: the user's folders first (they shadow bundled templates of the same name), then bundled."""
-    found: dict[str, TemplateInfo] = {}
-    for folder in template_dirs:
-        for name, text, path in _folder(folder):
-            found.setdefault(name, parse_template(name, text, str(folder), path))
-    for name, text, path in _bundled():
-        found.setdefault(name, parse_template(name, text, BUNDLED, path))
-    return sorted(found.values(), key=lambda t: t.name)
+    """Every usable template, by name (``scan_templates`` also names the broken files)."""
+    return sorted(scan_templates(template_dirs)[0].values(), key=lambda t: t.name)
 
 
 def get_template(name: str, template_dirs: Sequence[str | Path] = ()) -> TemplateInfo:
-    """The template called ``name``; TemplateNotFound lists the ones that exist."""
-    templates = {t.name: t for t in list_templates(template_dirs)}
+    """The template called ``name``; its TemplateError when its file is broken; TemplateNotFound lists the ones that exist."""
+    templates, broken = scan_templates(template_dirs)
+    if name in broken:
+        raise broken[name]
     if name in templates:
         return templates[name]
     close = difflib.get_close_matches(name, list(templates), n=1)

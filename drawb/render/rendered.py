@@ -7,7 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drawb.render.errors import Issue
+from drawb.render.errors import Issue, RenderError
+
+
+class OutputPathError(RenderError):
+    """An --out path drawb cannot write: a folder, a missing folder, no permission."""
 from drawb.render.export import dump_documents, dump_export
 
 
@@ -47,7 +51,17 @@ class Rendered:
     def export(self, path: str | Path) -> Path:
         """Write the documents to ``path`` (with the template and values as comments); return the path."""
         out = Path(path).expanduser()
-        out.write_text(dump_export(self.template, self.values, self.documents, self.namespace), encoding="utf-8")
+        if out.is_dir():
+            raise OutputPathError(f"--out {path} is a folder",
+                                  hint=f"name a file in it, e.g. {out / (self.template + '.yaml')}")
+        if not out.parent.is_dir():
+            raise OutputPathError(f"--out {path}: the folder {out.parent} does not exist",
+                                  hint=f"create it first (mkdir -p {out.parent}), or name a file in an existing folder")
+        try:
+            out.write_text(dump_export(self.template, self.values, self.documents, self.namespace), encoding="utf-8")
+        except OSError as exc:
+            raise OutputPathError(f"--out {path}: cannot write it: {exc.strerror or exc}",
+                                  hint="check the folder's permissions, or name another file") from None
         return out
 
     def apply(self, cluster: Any, dry_run: bool = True) -> list[dict]:

@@ -49,7 +49,11 @@ def request(
     except ApiException as exc:
         raise _cluster_error(exc.status, exc.body, exc.reason) from None
     except Exception as exc:  # urllib3 connection errors and the like
-        raise NotConnected(f"cannot reach the API server at {client.configuration.host}: {_short(exc)}") from None
+        raise NotConnected(
+            f"cannot reach the API server at {client.configuration.host}: {_short(exc)}",
+            hint="check that the cluster is running and that this machine reaches that address (the server in the "
+            "kubeconfig, VPN, proxy settings, firewall)",
+        ) from None
     raw = response.response
     if not 200 <= response.status <= 299:
         raise _cluster_error(response.status, raw.data, raw.reason)

@@ -93,11 +93,12 @@ def _synthetic_from_name(name: str) -> Scenario:
     _, _, size = name.partition(":")
     try:
         nodes, _, per_node = (size or "100").partition("x")
-        return synthetic(int(nodes), int(per_node or 10))
+        node_count, device_count = int(nodes), int(per_node or 10)
     except ValueError:
         raise ScenarioError(
             f"bad synthetic scenario {name!r}: write synthetic:<nodes>[x<devices per node>], e.g. synthetic:10000x10"
         ) from None
+    return synthetic(node_count, device_count)
 
 
 def _parse_node(scenario: str, index: int, raw: dict) -> GpuNode:
@@ -145,6 +146,11 @@ def _assemble(name: str, description: str, gpu_nodes: list[GpuNode]) -> Scenario
     )
 
 
+# Refused before anything is built: memory grows with the device count (about 1 GB per 100,000 devices).
+MAX_SYNTHETIC_NODES = 20_000
+MAX_SYNTHETIC_DEVICES_PER_NODE = 64
+MAX_SYNTHETIC_DEVICES = 200_000
+
 _SYNTHETIC_MODELS = (
     ("A100-SXM4-40GB", "570.172.08", "12.8", None),
     ("H100-80GB-HBM3", "580.95.05", "13.0", "None"),
@@ -161,6 +167,13 @@ def synthetic(nodes: int, devices_per_node: int = 10) -> Scenario:
     """
     if nodes < 0 or devices_per_node < 1:
         raise ScenarioError("synthetic clusters need nodes >= 0 and devices_per_node >= 1")
+    if nodes > MAX_SYNTHETIC_NODES or devices_per_node > MAX_SYNTHETIC_DEVICES_PER_NODE \
+            or nodes * devices_per_node > MAX_SYNTHETIC_DEVICES:
+        raise ScenarioError(
+            f"synthetic:{nodes}x{devices_per_node} is too large: drawb builds at most {MAX_SYNTHETIC_NODES:,} nodes, "
+            f"{MAX_SYNTHETIC_DEVICES_PER_NODE} devices per node and {MAX_SYNTHETIC_DEVICES:,} devices in all",
+            hint="e.g. synthetic:10000x10 (100,000 devices), the largest size the benchmarks use",
+        )
     gpu_nodes = []
     for i in range(nodes):
         key, driver, cuda, addressing = _SYNTHETIC_MODELS[i % len(_SYNTHETIC_MODELS)]
