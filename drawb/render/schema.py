@@ -1,18 +1,51 @@
 """Schema validation of manifests against the OpenAPI schemas of a Kubernetes version (strict: no unknown fields).
 
 The schemas are the ones shipped by ``kubernetes-validate`` (1.25 to 1.37, ``resource.k8s.io/v1`` from 1.34).
+jsonschema is imported on first use, without ``rfc3987_syntax`` (see ``_jsonschema``).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-
-import jsonschema
-import referencing
-from kubernetes_validate import utils as kv
+import sys
+from typing import TYPE_CHECKING
 
 from drawb.render.errors import Issue
+
+if TYPE_CHECKING:
+    import jsonschema
+    import referencing
+
+
+@functools.cache
+def _jsonschema():
+    """jsonschema, imported without its optional ``rfc3987_syntax`` format checker.
+
+    Importing jsonschema imports every optional format library it finds; ``rfc3987_syntax`` (installed with
+    Jupyter, through ``jsonschema[format-nongpl]``) builds lark grammars at import, 2-25 s. drawb validates
+    without a format checker (``format`` is an annotation to jsonschema by default, and the API server does
+    not check these formats either), so that import buys nothing; blocking it only for this import leaves the
+    library importable by anyone else later.
+    """
+    blocked = "rfc3987_syntax" not in sys.modules
+    if blocked:
+        sys.modules["rfc3987_syntax"] = None  # an import of it now raises ImportError, which jsonschema skips
+    try:
+        import jsonschema
+    finally:
+        if blocked and sys.modules.get("rfc3987_syntax", 0) is None:
+            del sys.modules["rfc3987_syntax"]
+    return jsonschema
+
+
+@functools.cache
+def _kv():
+    """kubernetes-validate's schema access (it imports jsonschema: through ``_jsonschema`` first)."""
+    _jsonschema()
+    from kubernetes_validate import utils
+
+    return utils
 
 
 @functools.lru_cache(maxsize=32)
@@ -22,15 +55,18 @@ def schema_version(kubernetes_version: str) -> str:
     if not m:
         raise ValueError(f"not a Kubernetes version: {kubernetes_version!r} (write e.g. 1.34 or v1.34.3)")
     wanted = (int(m.group(1)), int(m.group(2)))
-    versions = [v for v in kv.all_versions() if tuple(int(x) for x in v.split(".")[:2]) <= wanted]
+    versions = [v for v in _kv().all_versions() if tuple(int(x) for x in v.split(".")[:2]) <= wanted]
     if not versions:
-        raise ValueError(f"no schemas for Kubernetes {kubernetes_version}; oldest known: {kv.all_versions()[0]}")
+        raise ValueError(f"no schemas for Kubernetes {kubernetes_version}; oldest known: {_kv().all_versions()[0]}")
     return versions[-1]
 
 
 @functools.lru_cache(maxsize=4)
 def _registry(version: str) -> referencing.Registry:
-    defs = kv.schema_contents(f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version)
+    _jsonschema()
+    import referencing
+
+    defs = _kv().schema_contents(f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version)
     return referencing.Resource.from_contents(defs) @ referencing.Registry()
 
 
@@ -38,10 +74,10 @@ def _registry(version: str) -> referencing.Registry:
 def _validator(version: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
     group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     try:
-        schema = kv.schema_contents(f"kubernetes-json-schema/v{version}-local-strict/{kind.lower()}-{group}.json", version)
+        schema = _kv().schema_contents(f"kubernetes-json-schema/v{version}-local-strict/{kind.lower()}-{group}.json", version)
     except FileNotFoundError:
         return None
-    return jsonschema.Draft202012Validator(schema, registry=_registry(version))
+    return _jsonschema().Draft202012Validator(schema, registry=_registry(version))
 
 
 def _path(parts) -> str:
@@ -52,6 +88,7 @@ def _path(parts) -> str:
 
 
 def _message(err: jsonschema.ValidationError) -> str:
+    jsonschema = _jsonschema()
     if err.validator == "additionalProperties":
         m = re.search(r"\((.*) (?:was|were) unexpected\)", err.message)
         return f"unknown field(s) {m.group(1) if m else err.message}"
@@ -66,7 +103,7 @@ def schema_issues(doc: dict, label: str, kubernetes_version: str) -> list[Issue]
     validator = _validator(version, str(doc.get("apiVersion")), str(doc.get("kind")))
     if validator is None:
         what = f"{doc.get('apiVersion')} {doc.get('kind')}"
-        newer = [v for v in kv.all_versions() if _validator(v, str(doc.get("apiVersion")), str(doc.get("kind")))]
+        newer = [v for v in _kv().all_versions() if _validator(v, str(doc.get("apiVersion")), str(doc.get("kind")))]
         if newer:
             return [Issue("error", label, "", f"{what} is not in the API of Kubernetes {version[:-2]}; "
                           f"it is served from {newer[0][:-2]} on")]
