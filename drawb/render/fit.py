@@ -136,7 +136,7 @@ def _fit(doc: dict, where: str, name: str, req: Mapping[str, Any], result: Any, 
             first = result.errors["error"].iloc[0]
             return [Issue("warning", doc_label, f"{where}.selectors", f"request {name!r}: the selectors error on "
                           f"every device ({result.error_count}), e.g. {first}")]
-        errors = f"; {result.error_count} error in the selectors" if result.error_count else ""
+        errors = f"; the selectors error on {result.error_count} of them" if result.error_count else ""
         return [Issue("warning", doc_label, where, f"request {name!r} matches none of the cluster's {result.total} "
                       f"devices (DeviceClass {class_name!r}, then the selectors{errors}); the claim would never be "
                       "allocated")]
