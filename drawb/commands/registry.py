@@ -187,8 +187,19 @@ def _parse_with_raw_rest(cmd: Command, text: str, prog: str) -> argparse.Namespa
         options += [w for w in words if w is not None]
         rest = rest[lexer.instream.tell():].lstrip()
     args = cmd.parser(prog).parse_args(options)
-    setattr(args, cmd.raw_rest, rest.strip())
+    setattr(args, cmd.raw_rest, _unquoted(rest.strip()))
     return args
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without the quotes around it when it is one quoted shell word (``'a == "b"'``), else as written."""
+    if len(text) < 2 or text[0] != text[-1] or text[0] not in "'\"":
+        return text
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return text
+    return words[0] if len(words) == 1 else text
 
 
 def with_source(session: Session, result: object) -> object:

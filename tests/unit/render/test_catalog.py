@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib.resources
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from drawb.render import TemplateError, TemplateNotFound, get_template, list_templates, render
+from drawb.render.catalog import scan_templates
 from drawb.render.engine import unused_parameters
 
 REPO_TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
@@ -92,7 +94,10 @@ def _write(folder: Path, body: str) -> None:
 def test_broken_headers_are_named(tmp_path, body, message):
     _write(tmp_path, body)
     with pytest.raises(TemplateError, match=message):
-        list_templates([tmp_path])
+        get_template("t", [tmp_path])
+    found, broken = scan_templates([tmp_path])
+    assert "t" not in found and re.search(message, str(broken["t"]))  # skipped, named; the rest stay usable
+    assert "single-gpu" in {t.name for t in list_templates([tmp_path])}
 
 
 def test_a_variable_the_header_does_not_declare_is_named_with_the_declared_ones(tmp_path, compile_selector):
