@@ -10,9 +10,10 @@ The cluster is bench_alloc's: ``synthetic(--nodes, 8)`` with every device of the
   (warm), for (a) 1 GPU by class and (b) 8 GPUs with matchAttribute on productName; ``report`` is the
   table and sentence made from it;
 - ``capacity`` of the 1-GPU claim (a) on a fresh state.
-Anchors in the same run: the naive preview (``drawb.alloc.allocate`` on every node, each with its own
-slices, as bench_alloc's decision does until the first fit), and the naive capacity (copies counted one
-allocation at a time, node by node) at ``--anchor-nodes`` nodes, with the grouped capacity at that size.
+Anchors in the same run, at ``--anchor-nodes`` nodes (the same cluster, smaller): the naive preview
+(``drawb.alloc.allocate`` on every node, each with its own slices, as bench_alloc's decision does until
+the first fit) and the naive capacity (copies counted one allocation at a time, node by node), each
+beside the grouped answer at that size (state included).
 The grouped answers are compared with the naive ones (``same``).
 """
 
@@ -106,11 +107,14 @@ def main() -> None:
         print(f"  preview {key}: fits on {len(results[key].fits)} nodes, pick {results[key].pick}")
     print(f"  capacity a: {counted.total} copies on {sum(1 for n in counted.nodes if n.copies)} nodes")
 
-    for key in ("a", "b"):
-        seconds, naive = timed(lambda: naive_preview(cluster, by_node, order, allocated, classes, CASES[key][1]))
-        same = naive == {f.node: f.allocations for f in results[key].fits}
-        print(f"  anchor: naive preview {key} (allocate on each of {args.nodes} nodes): {seconds * 1e3:.0f} ms, same={same}")
     small, small_by_node, small_order, small_allocated = half_allocated(args.anchor_nodes)
+    for key in ("a", "b"):
+        seconds, naive = timed(lambda: naive_preview(small, small_by_node, small_order, small_allocated, classes,
+                                                     CASES[key][1]))
+        grouped_s, grouped = timed(lambda: preview(workload(key), state_of(small, small_allocated, classes)))
+        same = naive == {f.node: f.allocations for f in grouped.fits}
+        print(f"  anchor: naive preview {key} at {args.anchor_nodes} nodes (allocate on each): {seconds * 1e3:.0f} ms; "
+              f"grouped at that size {grouped_s * 1e3:.1f} ms, same={same}")
     seconds, naive = timed(lambda: naive_capacity(small, small_by_node, small_order, small_allocated, classes, CASES["a"][1]))
     grouped_s, grouped = timed(lambda: capacity(workload("a"), state_of(small, small_allocated, classes)))
     same = naive == {n.node: n.copies for n in grouped.nodes}
