@@ -187,7 +187,8 @@ def _capacity(workload: Workload, state: PlanState) -> Capacity:
 
 
 def _passes(workload: Workload, node: dict, held: list[dict]) -> str | None:
-    reason = node_filter(workload.pod, node)
+    pod = workload.pod if workload.pod.get("spec") is not None else {**workload.pod, "spec": {}}
+    reason = node_filter(pod, node)
     if reason is None and any(not selector_matches(c["status"]["allocation"].get("nodeSelector"), node) for c in held):
         reason = NOT_AVAILABLE
     return reason
@@ -196,7 +197,6 @@ def _passes(workload: Workload, node: dict, held: list[dict]) -> str | None:
 def _per_node(workload, state, fresh, held, first, out: Capacity) -> Capacity:
     relevant = relevant_attributes(fresh, state.class_by_name, state.kubernetes_version, state.feature_gates)
     groups: dict[tuple, NodeCapacity] = {}
-    workload.pod.setdefault("spec", {})
     for node in state.nodes:
         reason = _passes(workload, node, held)
         if reason is not None:
@@ -218,7 +218,6 @@ def _per_node(workload, state, fresh, held, first, out: Capacity) -> Capacity:
 def _one_by_one(workload, state, fresh, held, first, out: Capacity) -> Capacity:
     """Slices shared between nodes: place copy after copy on the first node that fits."""
     out.one_by_one = True
-    workload.pod.setdefault("spec", {})
     extra: dict[str, list[dict]] = {}
     counts: dict[str, int] = {}
     if first is not None:

@@ -66,8 +66,7 @@ def _allocated_claims(workload: Workload) -> list[dict]:
 
 def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_at_first: bool = False) -> Preview:
     """Try every node for ``claims`` (the rest of the workload's claims must be allocated already)."""
-    pod = workload.pod
-    pod.setdefault("spec", {})
+    pod = workload.pod if workload.pod.get("spec") is not None else {**workload.pod, "spec": {}}
     held = [c for c in workload.claims if c not in claims and (c.get("status") or {}).get("allocation")]
     result = Preview(workload, claims, node_count=len(state.nodes))
     relevant = relevant_attributes(claims, state.class_by_name, state.kubernetes_version, state.feature_gates)
