@@ -8,8 +8,8 @@ of one pool, for the pool gathering's check that a pool seen from the node is co
 
 ``slice_index(slices)`` remembers the index of the slices it saw last (as the scheduler keeps its
 slice informer's cache from pod to pod): the same slice objects with the same ``spec`` and
-``spec.devices`` objects get the same index, and what was computed on it for one allocated state
-(``free``) is kept with it.
+``spec.devices`` objects get the same index, and what the pre-check learned on it for one
+allocated state (``free``: free devices, and whether one passes a class's selectors) is kept with it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class SliceIndex:
         self._unnamed: list[int] = []
         self._counters: list[int] = []  # slices with a node name and shared counters
         self._pools: dict[tuple[str, str], list[Obj]] | None = None
-        self._free: dict[int, tuple[Any, list[list[Candidate] | None]]] = {}
+        self._free: dict[int, FreeDevices] = {}
         local = self._local
         for i, extracted in enumerate(self.infos):
             name = extracted.node_name
@@ -83,16 +83,32 @@ class SliceIndex:
                 self._pools.setdefault((extracted.driver, extracted.pool), []).append(slice_)
         return self._pools.get((driver, pool), [])
 
-    def free(self, allocated: set) -> list[list[Candidate] | None]:
-        """Per slice position, its devices not in ``allocated`` (filled in by the caller as needed),
-        kept for the last few allocated sets (compared by identity)."""
+    def free(self, allocated: set) -> FreeDevices:
+        """What the pre-check learned about the slices for one allocated set (compared by identity),
+        kept for the last few sets."""
         entry = self._free.get(id(allocated))
-        if entry is None or entry[0] is not allocated:
+        if entry is None or entry.allocated is not allocated:
             if len(self._free) >= 4:
                 self._free.clear()
-            entry = (allocated, [None] * len(self.slices))
-            self._free[id(allocated)] = entry
-        return entry[1]
+            entry = self._free[id(allocated)] = FreeDevices(allocated, len(self.slices))
+        return entry
+
+
+class FreeDevices:
+    """Per slice position: its devices not in ``allocated``, and whether one of them passes a set of
+    class selectors (per selector signature); filled in by the pre-check as it goes."""
+
+    def __init__(self, allocated: set, count: int) -> None:
+        self.allocated = allocated
+        self.devices: list[list[Candidate] | None] = [None] * count
+        self.usable: dict[tuple, list[bool | None]] = {}
+
+    def usable_for(self, signature: tuple) -> list[bool | None]:
+        """Per slice position, whether a free device passes the selectors of ``signature`` (None: unknown)."""
+        found = self.usable.get(signature)
+        if found is None:
+            found = self.usable[signature] = [None] * len(self.devices)
+        return found
 
 
 _indexes: dict[tuple, SliceIndex] = {}

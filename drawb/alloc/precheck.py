@@ -48,7 +48,12 @@ class Precheck:
         self.rules = rules
         self.allocated = state.allocated
         self.evaluator = evaluator
-        self._free = index.free(state.allocated)  # free devices per slice position, filled in here
+        known = index.free(state.allocated)
+        self._free = known.devices
+        # selectors, binding and CEL environment decide a device's verdict: the signature of the memo
+        signature = (rules.binding, evaluator.version, evaluator.gates,
+                     *(tuple(repr(s) for s in data.class_selectors) for data in alternatives))
+        self._usable = known.usable_for(signature)
 
     @classmethod
     def build(cls, claims: Sequence[Obj], classes: Mapping[str, Obj], index: SliceIndex, rules: Rules,
@@ -74,20 +79,22 @@ class Precheck:
             visible = [*visible, *(i for i in index.unnamed_positions if slice_matches(index.slices[i], node))]
         if self.rules.invalid_pool_error and not _no_invalid_pool([index.infos[i] for i in visible]):
             return False
-        free = self._free
+        free, usable = self._free, self._usable
         try:
             for i in visible:
-                candidates = free[i]
-                if candidates is None:
-                    candidates = free[i] = [c for c in index.infos[i].candidates if c.id not in self.allocated]
-                for candidate in candidates:
-                    if self._usable(candidate):
-                        return False
+                verdict = usable[i]
+                if verdict is None:
+                    candidates = free[i]
+                    if candidates is None:
+                        candidates = free[i] = [c for c in index.infos[i].candidates if c.id not in self.allocated]
+                    verdict = usable[i] = any(self._usable_device(c) for c in candidates)
+                if verdict:
+                    return False
         except AllocationError:
             return False
         return True
 
-    def _usable(self, candidate: Candidate) -> bool:
+    def _usable_device(self, candidate: Candidate) -> bool:
         device = candidate.device
         if not self.rules.binding and device.get("bindingConditions"):
             return False
