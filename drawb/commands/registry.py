@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "drawb.commands.capacity",
     "drawb.commands.migrate",
     "drawb.commands.manifests",
+    "drawb.commands.why",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -1,0 +1,104 @@
+"""``why``: why a pod is pending (or a claim unallocated), or why its claims got these devices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from drawb.commands.registry import JsonResult, arg, command
+from drawb.errors import UsageError
+from drawb.session import Session
+
+_KINDS = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "resourceclaim": "ResourceClaim",
+          "resourceclaims": "ResourceClaim"}
+
+
+@command(
+    "why",
+    "Why a pod is pending or a claim is not allocated: the scheduler's view recomputed per request (devices of the "
+    "class, passing the selectors, free, tolerated, fitting counters, constraints, nodes), the first stage that "
+    "empties, near misses and what would make it fit; for allocated claims, why these devices.",
+    arg("target", nargs="?", help="POD, pod/NAME or claim/NAME (a bare name is a pod, else a claim)"),
+    arg("-n", "--namespace", help="the object's namespace (default: the session's)"),
+    arg("-f", "--file", help="a manifest file: explain the Pod or ResourceClaim it describes"),
+    arg("--json", action="store_true", help="return the explanation as JSON"),
+)
+def why(session: Session, args, cell):
+    from drawb.explain import explain
+
+    if bool(args.target) == bool(args.file):
+        raise UsageError("why needs one POD, pod/NAME, claim/NAME or --file FILE",
+                         hint="e.g. `{prog} why gpu-pod -n gpu-test`")
+    if args.file:
+        kind, name, namespace = _from_file(args.file)
+        namespace = args.namespace or namespace or session.namespace
+    else:
+        kind, name = _parse_target(args.target)
+        namespace = args.namespace or session.namespace
+    state = read_state(session)
+    if kind is None:
+        kind = "Pod" if state.pod(namespace, name) is not None or state.claim(namespace, name) is None else "ResourceClaim"
+    explanation = explain(state, kind, namespace, name)
+    return JsonResult(explanation.to_dict()) if args.json else explanation
+
+
+def _parse_target(target: str) -> tuple[str | None, str]:
+    prefix, sep, name = target.partition("/")
+    if not sep:
+        return None, target
+    kind = _KINDS.get(prefix.lower())
+    if kind is None or not name:
+        raise UsageError(f"cannot read {target!r}: write POD, pod/NAME or claim/NAME", hint="e.g. `{prog} why claim/gpu-claim`")
+    return kind, name
+
+
+def _from_file(path: str) -> tuple[str, str, str | None]:
+    """(kind, name, namespace) of the first Pod or ResourceClaim in a manifest file; NotAManifest otherwise."""
+    import yaml
+
+    from drawb.explain import NotAManifest
+
+    file = Path(path)
+    if not file.is_file():
+        raise NotAManifest(f"{path}: no such file", hint="give the path of a YAML or JSON manifest")
+    try:
+        documents = [d for d in yaml.safe_load_all(file.read_text()) if d is not None]
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
+        raise NotAManifest(f"{path} is not YAML or JSON{at}: {getattr(exc, 'problem', None) or exc}",
+                           hint="give a Pod or ResourceClaim manifest") from None
+    kinds = []
+    for doc in documents:
+        if not isinstance(doc, dict) or "kind" not in doc:
+            continue
+        kinds.append(str(doc["kind"]))
+        name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+        if doc["kind"] in ("Pod", "ResourceClaim") and name:
+            return doc["kind"], name, (doc.get("metadata") or {}).get("namespace")
+    found = f"it holds {', '.join(kinds)}" if kinds else "it holds no Kubernetes object (no document has a kind)"
+    raise NotAManifest(f"{path} is not a Pod or ResourceClaim manifest: {found}",
+                       hint="why explains a Pod or a ResourceClaim with metadata.name")
+
+
+def read_state(session: Session):
+    """The objects and the scheduler's version and gates, read from the connected cluster."""
+    from drawb.alloc.versions import minor_of
+    from drawb.api.gates import DRA_GATES
+    from drawb.errors import DrawbError
+    from drawb.explain import ClusterState
+
+    cluster = session.cluster
+    version = session.kubernetes_version
+    try:
+        version = f"1.{minor_of(cluster.server_version())}"
+    except DrawbError:
+        pass
+    metric = cluster.feature_gates_metric()
+    gates = {g: v for g, v in metric.items() if g in DRA_GATES} if metric else None
+    return ClusterState(
+        pods=cluster.list("Pod"), claims=cluster.list("ResourceClaim"), slices=cluster.list("ResourceSlice"),
+        classes=cluster.list("DeviceClass"), nodes=cluster.list("Node"),
+        templates=cluster.list("ResourceClaimTemplate"), events=cluster.list("Event"),
+        kubernetes_version=version, feature_gates=gates,
+        simulated=cluster.description.startswith("simulated"),
+    )

@@ -1,0 +1,598 @@
+"""``explain``: why a pod is pending (or a claim unallocated), or why its claims got these devices.
+
+First the states the scheduler is silent about or reports before any allocation (a template's claim
+not created yet, a claim missing or being deleted, a DeviceClass missing, a claim reserved by another
+pod, a claim allocated while the pod is not yet bound); then the funnel of ``drawb.explain.funnel``
+for the claims still to allocate, the first stage that empties, near misses and what would make it fit.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from drawb.alloc.nodes import NodeSelectorError, compile_node_selector
+from drawb.alloc.taints import tolerates
+from drawb.explain import result as r
+from drawb.explain.devices import DEVICE_STAGES, Drop
+from drawb.explain.errors import InOtherNamespace, ObjectNotFound, PodHasNoClaims
+from drawb.explain.funnel import EXAMPLES, Funnel, compute, drops_at
+from drawb.explain.result import Explanation, Remedy, RequestReport, StageCount
+from drawb.explain.state import ClusterState, allocation_of, meta, name_of, namespace_of, results_of
+
+RESERVED_FOR_MAX = 256
+PRE_ENQUEUE = ("nothing: the scheduler holds the pod back in PreEnqueue, which writes no event and no condition "
+               "(by design, kubernetes/kubernetes#130668)")
+_KIND_WORDS = {"Pod": "pod", "ResourceClaim": "ResourceClaim"}
+
+
+def explain(state: ClusterState, kind: str, namespace: str, name: str) -> Explanation:
+    """Why the Pod or ResourceClaim ``namespace/name`` is where it is."""
+    if kind == "Pod":
+        return explain_pod(state, namespace, name)
+    return explain_claim(state, namespace, name)
+
+
+def find(state: ClusterState, kind: str, namespace: str, name: str) -> dict:
+    """The object, or ObjectNotFound / InOtherNamespace with the close names."""
+    objects = state.pods if kind == "Pod" else state.claims
+    for obj in objects:
+        if name_of(obj) == name and namespace_of(obj) == namespace:
+            return obj
+    word = _KIND_WORDS[kind]
+    elsewhere = sorted(namespace_of(o) for o in objects if name_of(o) == name)
+    if elsewhere:
+        raise InOtherNamespace(f"no {word} '{name}' in namespace '{namespace}'; it is in namespace "
+                               f"'{elsewhere[0]}'" + (f" (and {len(elsewhere) - 1} more)" if len(elsewhere) > 1 else ""),
+                               hint=f"add `-n {elsewhere[0]}`")
+    close = difflib.get_close_matches(name, [name_of(o) for o in objects if namespace_of(o) == namespace], n=3)
+    hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close
+            else f"`{{prog}} {'pods' if kind == 'Pod' else 'claims'} -n {namespace}` lists them")
+    raise ObjectNotFound(kind, f"no {word} '{name}' in namespace '{namespace}'", hint=hint)
+
+
+# --- pods ----------------------------------------------------------------------------------------
+
+
+def explain_pod(state: ClusterState, namespace: str, name: str) -> Explanation:
+    """Why pod ``namespace/name`` is pending, or which devices its claims got and why."""
+    pod = find(state, "Pod", namespace, name)
+    entries = (pod.get("spec") or {}).get("resourceClaims") or []
+    target = f"pod {namespace}/{name}"
+    if not entries:
+        raise PodHasNoClaims(f"pod {namespace}/{name} uses no ResourceClaim (spec.resourceClaims is empty): "
+                             "DRA plays no part in where it runs",
+                             hint="`{prog} events " + name + f" -n {namespace}` shows what the scheduler said")
+    out = _base(state, target)
+    out.scheduler = _scheduler_says(state, pod)
+    statuses = {s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
+    claims = []
+    for entry in entries:
+        claim_name = entry.get("resourceClaimName")
+        template = entry.get("resourceClaimTemplateName")
+        if not claim_name and template:
+            if entry.get("name") in statuses and statuses[entry.get("name")] is None:
+                continue  # the controller decided no claim is needed
+            claim_name = statuses.get(entry.get("name"))
+            if not claim_name:
+                return _not_created(state, out, pod, entry, template)
+        if not claim_name:
+            return _done(out, r.INVALID, f"pod entry {entry.get('name')!r} names neither a claim nor a template")
+        claim = state.claim(namespace, claim_name)
+        if claim is None:
+            out.cited.append(f"ResourceClaim {namespace}/{claim_name}")
+            out.scheduler = out.scheduler or PRE_ENQUEUE
+            return _done(out, r.CLAIM_MISSING, f"the pod's entry {entry.get('name')!r} names ResourceClaim {claim_name}, "
+                         f"which does not exist in namespace {namespace}; the pod waits until it does",
+                         [Remedy("wait", f"create ResourceClaim {claim_name} in namespace {namespace}", claim=claim_name)])
+        if meta(claim).get("deletionTimestamp") and not _reserved_for(claim, pod):
+            out.cited.append(f"ResourceClaim {namespace}/{claim_name}")
+            return _done(out, r.CLAIM_DELETING, f"ResourceClaim {claim_name} is being deleted (the scheduler: "
+                         f"resourceclaim \"{claim_name}\" is being deleted); the pod cannot use it")
+        claims.append(claim)
+    out.cited += [f"ResourceClaim {namespace}/{name_of(c)}" for c in claims]
+    pending = [c for c in claims if not allocation_of(c)]
+    missing = _missing_class(state, pending)
+    if missing:
+        claim, request, class_name = missing
+        out.cited.append(f"DeviceClass {class_name}")
+        return _done(out, r.CLASS_MISSING, f"claim {name_of(claim)}, request {request}: device class {class_name} "
+                     "does not exist, so the scheduler rejects the pod before looking at any node",
+                     [Remedy("wait", f"create DeviceClass {class_name}, or use one of: "
+                             + ", ".join(sorted(name_of(c) for c in state.classes)), claim=name_of(claim), request=request)])
+    for claim in claims:
+        reserved = (claim.get("status") or {}).get("reservedFor") or []
+        if allocation_of(claim) and len(reserved) >= RESERVED_FOR_MAX and not _reserved_for(claim, pod):
+            return _done(out, r.CLAIM_IN_USE, f"claim {name_of(claim)} is reserved by {len(reserved)} pods, the most "
+                         "a claim can be (the scheduler: resourceclaim in use)")
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not pending:
+        if node_name:
+            return _allocated(state, out, claims, f"the pod runs on node {node_name} with its claims allocated")
+        if all(_reserved_for(c, pod) for c in claims):
+            binding = any(res.get("bindingConditions") for c in claims for res in results_of(c))
+            text = ("its claims are allocated and reserved for it, and the scheduler has not bound it to a node yet"
+                    + ("; a device has binding conditions, which the driver must report before binding" if binding else
+                       ": binding follows within moments"))
+            explained = _allocated(state, out, claims, text)
+            explained.state = r.BINDING
+            return explained
+    allocated = [c for c in claims if allocation_of(c)]
+    eligible = {name_of(n): _excluded(pod, n, allocated) for n in state.nodes}
+    out.excluded = {n: why for n, why in eligible.items() if why}
+    shared = [c for c in allocated if not _reserved_for(c, pod)]
+    if allocated and not any(why is None for why in eligible.values()):
+        holders = sorted({p for c in shared for p in _reserving_pods(state, c)})
+        where = ", ".join(_allocation_node(state, c) or "?" for c in allocated)
+        state_name = r.RESERVED_ELSEWHERE if shared else r.PENDING
+        out.stage = "node"
+        summary = (f"claim(s) {', '.join(name_of(c) for c in allocated)} are allocated on node {where}"
+                   + (f" and reserved by pod(s) {', '.join(holders)}" if holders else "")
+                   + ", but the pod may not run there (the scheduler: resourceclaim not available on the node)")
+        out.cited += [f"Pod {p}" for p in holders]
+        return _done(out, state_name, summary,
+                     [Remedy("allow-nodes", f"let the pod run on node {where}", nodes=[where])])
+    if not pending:
+        fits = [n for n, why in eligible.items() if why is None]
+        return _done(out, r.FITS_NOW, f"every claim is allocated and node(s) {', '.join(fits[:3])} can take the pod; "
+                     "the scheduler binds it on its next attempt")
+    return _pending(state, out, pod, pending, eligible)
+
+
+def _base(state: ClusterState, target: str) -> Explanation:
+    from drawb.alloc.versions import flavor
+
+    chosen = flavor(state.kubernetes_version, state.feature_gates)
+    return Explanation(target=target, state="", summary="", kubernetes_version=f"1.{chosen.minor}",
+                       feature_gates=dict(chosen.gates), simulated=state.simulated)
+
+
+def _done(out: Explanation, state: str, summary: str, remedies: list[Remedy] | None = None) -> Explanation:
+    out.state, out.summary = state, summary
+    out.remedies += remedies or []
+    return out
+
+
+def _scheduler_says(state: ClusterState, pod: Mapping[str, Any]) -> str:
+    """The PodScheduled=False condition (the full message), else the newest FailedScheduling event."""
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+            return f"{cond.get('reason', '')}: {cond.get('message', '')}"
+    events = [e for e in state.pod_events(pod) if e.get("reason") == "FailedScheduling"]
+    return events[-1].get("message", "") if events else ""
+
+
+def _reserved_for(claim: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    uid = meta(pod).get("uid")
+    return any(ref.get("uid") == uid and ref.get("name") == name_of(pod)
+               for ref in (claim.get("status") or {}).get("reservedFor") or [])
+
+
+def _reserving_pods(state: ClusterState, claim: Mapping[str, Any]) -> list[str]:
+    return [f"{namespace_of(claim)}/{ref.get('name', '')}" for ref in (claim.get("status") or {}).get("reservedFor") or []
+            if ref.get("resource") == "pods"]
+
+
+def _not_created(state: ClusterState, out: Explanation, pod: Mapping[str, Any], entry: Mapping[str, Any],
+                 template: str) -> Explanation:  # fmt: skip
+    namespace = namespace_of(pod)
+    out.cited.append(f"ResourceClaimTemplate {namespace}/{template}")
+    out.scheduler = PRE_ENQUEUE if not out.scheduler else out.scheduler
+    if state.template(namespace, template) is None:
+        return _done(out, r.NOT_CREATED, f"the pod's entry {entry.get('name')!r} uses ResourceClaimTemplate {template}, "
+                     f"which does not exist in namespace {namespace}: the resourceclaim controller cannot create the claim",
+                     [Remedy("wait", f"create ResourceClaimTemplate {template} in namespace {namespace}")])
+    return _done(out, r.NOT_CREATED, f"the resourceclaim controller has not yet created the claim of entry "
+                 f"{entry.get('name')!r} from ResourceClaimTemplate {template} (pod.status.resourceClaimStatuses "
+                 "has no entry); the scheduler waits for it",
+                 [Remedy("wait", "wait for kube-controller-manager's resourceclaim controller (is it running?)")])
+
+
+def _missing_class(state: ClusterState, claims: list[dict]) -> tuple[dict, str, str] | None:
+    for claim in claims:
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+            wanted = ([(request.get("name", ""), request["exactly"].get("deviceClassName", ""))]
+                      if request.get("exactly") is not None else
+                      [(f"{request.get('name', '')}/{s.get('name', '')}", s.get("deviceClassName", ""))
+                       for s in request.get("firstAvailable") or []])
+            for request_name, class_name in wanted:
+                if class_name and state.device_class(class_name) is None:
+                    return claim, request_name, class_name
+    return None
+
+
+def _excluded(pod: Mapping[str, Any], node: Mapping[str, Any], allocated: list[dict]) -> str | None:
+    """Why the scheduler's filters before DynamicResources (and the claims already allocated) exclude
+    ``node`` for ``pod``; None when the pod may use it."""
+    spec = pod.get("spec") or {}
+    tolerations = spec.get("tolerations") or []
+    if (node.get("spec") or {}).get("unschedulable") and not any(
+            tolerates(t, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}) for t in tolerations):
+        return "the node is unschedulable (cordoned)"
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates(t, taint) for t in tolerations):
+            return f"node taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')} not tolerated by the pod"
+    labels = meta(node).get("labels") or {}
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if labels.get(key) != value:
+            return f"the pod's nodeSelector {key}={value} does not match (node has {key}={labels.get(key, '<none>')})"
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    if required:
+        try:
+            if not compile_node_selector(required)(node):
+                return "the pod's required node affinity does not match"
+        except NodeSelectorError as err:
+            return f"the pod's required node affinity cannot be parsed: {err}"
+    for claim in allocated:
+        selector = allocation_of(claim).get("nodeSelector")
+        if selector is not None and not compile_node_selector(selector)(node):
+            return f"claim {name_of(claim)} is allocated on another node"
+    return None
+
+
+def _allocation_node(state: ClusterState, claim: Mapping[str, Any]) -> str | None:
+    for result in results_of(claim):
+        for rs in state.slices:
+            spec = rs.get("spec") or {}
+            if spec.get("driver") == result.get("driver") and (spec.get("pool") or {}).get("name") == result.get("pool"):
+                if spec.get("nodeName"):
+                    return spec["nodeName"]
+    selector = (allocation_of(claim) or {}).get("nodeSelector")
+    for term in (selector or {}).get("nodeSelectorTerms") or []:
+        for field in term.get("matchFields") or []:
+            if field.get("key") == "metadata.name" and field.get("values"):
+                return field["values"][0]
+    return None
+
+
+# --- pending: the funnel ---------------------------------------------------------------------------
+
+
+def _pending(state: ClusterState, out: Explanation, pod: Mapping[str, Any], pending: list[dict],
+             eligible: Mapping[str, str | None]) -> Explanation:  # fmt: skip
+    funnel = compute(state, pending, eligible)
+    if funnel.validation_error:
+        return _done(out, r.INVALID, "the allocator refuses the claim before trying any device, so the scheduler "
+                     f"reports an error (SchedulerError), not unschedulable: {funnel.validation_error}",
+                     _validation_remedies(pending, funnel.validation_error))
+    out.requests = _reports(funnel, pending)
+    out.fits_on = list(funnel.fits_on)
+    local = [n for n, why in eligible.items() if why is None]
+    out.stage, local_stage = funnel.stage, funnel.local_stage
+    out.local_stage = local_stage if local_stage != out.stage else None
+    error = _first_error(funnel, local)
+    if error is not None and (local_stage is None or STAGE_INDEX[local_stage] >= STAGE_INDEX[error.stage]):
+        out.stage = out.local_stage = error.stage
+        key = _drop_key(funnel, error)
+        claim, request = _names(pending, funnel, key)
+        return _done(out, r.PENDING, f"claim {claim}, request {request}: a selector fails with an error on device "
+                     f"{error.node}/{error.device[1]}/{error.device[2]}, and the scheduler aborts the allocation "
+                     f"(SchedulerError) instead of skipping it: {error.reason}",
+                     [Remedy("drop-selectors", f"fix the selector of claim {claim}, request {request} so it cannot fail "
+                             "(test for the attribute first, e.g. `'profile' in device.attributes['gpu.nvidia.com'] && ...`), "
+                             "or drop it", claim=claim, request=request.split("/")[0])])
+    if local_stage is None:
+        node = next(n for n in funnel.fits_on if eligible.get(n) is None)
+        return _done(out, r.FITS_NOW, f"drawb's allocator fits the claims on node {node} now; the scheduler places the pod "
+                     "on its next attempt (it retries when claims, slices or classes change)")
+    out.near_misses += _near_misses(funnel, pending, eligible, local)
+    out.remedies += _remedies(state, funnel, pending, local, local_stage, eligible)
+    out.notes += _preemption_note(state, pod, funnel, local, local_stage)
+    blocking = out.stage if out.stage != "node" else local_stage
+    where = "" if out.stage == local_stage else f" on the nodes the pod may use (cluster-wide: {out.stage})"
+    return _done(out, r.PENDING, f"the first stage that leaves too few devices is '{blocking}' "
+                 f"({r.STAGE_LABELS[blocking]}){where}" + _short_summary(funnel, pending, local, blocking))
+
+
+STAGE_INDEX = {s: i for i, s in enumerate((*DEVICE_STAGES, "constraints", "node"))}
+
+
+def _reports(funnel: Funnel, claims: list[dict]) -> list[RequestReport]:
+    reports = []
+    for (claim_i, _), keys in funnel.groups.items():
+        for key in keys:
+            on_nodes = [(n, rs) for n in funnel.per_node for k, rs in funnel.requests_on(n).items() if k == key]
+            if not on_nodes:
+                continue
+            first = on_nodes[0][1]
+            stages, empties = [], None
+            for stage in DEVICE_STAGES:
+                ids = {d for _, rs in on_nodes for d in rs.survivors[stage]}
+                best_node, best = max(((n, len(rs.survivors[stage])) for n, rs in on_nodes), key=lambda x: x[1])
+                drops = drops_at(funnel, key, stage)
+                stages.append(StageCount(stage, len(ids), best_node, best, len({(d.node, d.device) for d in drops}),
+                                         [_drop_text(d) for d in drops[:EXAMPLES]]))
+                if empties is None and not any(rs.enough(stage) for _, rs in on_nodes):
+                    empties = stage
+            errors = [_drop_text(d) for n, rs in on_nodes for d in rs.drops if d.error][:EXAMPLES]
+            reports.append(RequestReport(f"{namespace_of(claims[claim_i])}/{name_of(claims[claim_i])}", first.name,
+                                         first.class_name, "all" if first.all_mode else str(first.count),
+                                         stages, empties, errors))
+    return reports
+
+
+def _drop_text(drop: Drop) -> str:
+    return f"{drop.node}/{drop.device[2]}: {drop.reason}"
+
+
+def _first_error(funnel: Funnel, local: list[str]) -> Drop | None:
+    for stage in ("class", "selectors"):
+        for node in local:
+            for rs in funnel.requests_on(node).values():
+                for drop in rs.drops:
+                    if drop.error and drop.stage == stage:
+                        return drop
+    return None
+
+
+def _drop_key(funnel: Funnel, drop: Drop) -> tuple[int, int, int]:
+    for key, rs in funnel.requests_on(drop.node).items():
+        if drop in rs.drops:
+            return key
+    raise LookupError(drop)
+
+
+def _names(claims: list[dict], funnel: Funnel, key: tuple[int, int, int]) -> tuple[str, str]:
+    for node in funnel.per_node:
+        rs = funnel.requests_on(node).get(key)
+        if rs is not None:
+            return name_of(claims[key[0]]), rs.name
+    return name_of(claims[key[0]]), ""
+
+
+def _best(funnel: Funnel, nodes: list[str], stage: str) -> str | None:
+    """The node the pod may use that comes closest at ``stage``: every request enough one stage earlier,
+    most devices left after ``stage``."""
+    if stage in ("constraints", "node"):
+        ready = [n for n in nodes if funnel.node_ok(n, "counters")]
+        return ready[0] if ready else None
+    index = DEVICE_STAGES.index(stage)
+    ready = [n for n in nodes if n in funnel.per_node and (index == 0 or funnel.node_ok(n, DEVICE_STAGES[index - 1]))]
+    if not ready:
+        return None
+    return max(ready, key=lambda n: sum(len(rs.survivors[stage]) for rs in funnel.requests_on(n).values()))
+
+
+def _short_keys(funnel: Funnel, node: str, stage: str) -> list[tuple[int, int, int]]:
+    """The first key of every request (group) that has too few devices after ``stage`` on ``node``."""
+    by_key = funnel.requests_on(node)
+    short = []
+    for keys in funnel.groups.values():
+        present = [k for k in keys if k in by_key]
+        if present and not any(by_key[k].enough(stage) for k in present):
+            short.append(present[0])
+    return short
+
+
+def _short_summary(funnel: Funnel, claims: list[dict], local: list[str], stage: str) -> str:
+    node = _best(funnel, local, stage)
+    if node is None or stage in ("constraints", "node"):
+        return ""
+    parts = []
+    for key in _short_keys(funnel, node, stage):
+        rs = funnel.requests_on(node)[key]
+        need = "all" if rs.all_mode else str(rs.count)
+        parts.append(f"claim {name_of(claims[key[0]])}, request {rs.name} wants {need}, node {node} (the closest) has "
+                     f"{len(rs.survivors[stage])} left after it")
+    return (": " + "; ".join(parts)) if parts else ""
+
+
+def _near_misses(funnel: Funnel, claims: list[dict], eligible: Mapping[str, str | None], local: list[str]) -> list[str]:
+    misses = []
+    for node in funnel.fits_on:
+        if eligible.get(node):
+            misses.append(f"the claims fit on node {node}, but the pod may not use it: {eligible[node]}")
+    if not local:
+        misses.append("no node passes the pod's own filters (node selector, affinity, taints): "
+                      + "; ".join(f"{n}: {w}" for n, w in list(eligible.items())[:3]))
+    misses += funnel.constraint_notes
+    for node, error in list(funnel.errors.items())[:EXAMPLES]:
+        misses.append(f"on node {node} the allocator stops with an error: {error}")
+    return misses
+
+
+def _remedies(state: ClusterState, funnel: Funnel, claims: list[dict], local: list[str], stage: str,
+              eligible: Mapping[str, str | None]) -> list[Remedy]:  # fmt: skip
+    if stage == "node" or not local:
+        nodes = [n for n in funnel.fits_on if eligible.get(n)] or [n for n in funnel.per_node if funnel.node_ok(n, "counters")]
+        return [Remedy("allow-nodes", f"let the pod use node(s) {', '.join(nodes[:3])}"
+                       + (f" ({eligible[nodes[0]]})" if nodes and eligible.get(nodes[0]) else ""), nodes=nodes[:3])] if nodes else []
+    if stage == "constraints":
+        out = []
+        for claim in claims:
+            constraints = ((claim.get("spec") or {}).get("devices") or {}).get("constraints") or []
+            if constraints:
+                what = ", ".join(f"{k} {v}" for c in constraints for k, v in c.items() if k != "requests")
+                out.append(Remedy("drop-constraints", f"claim {name_of(claim)}: drop or relax its constraints ({what})",
+                                  claim=name_of(claim)))
+        return out
+    node = _best(funnel, local, stage)
+    if node is None:
+        return []
+    out = []
+    for key in _short_keys(funnel, node, stage):
+        rs = funnel.requests_on(node)[key]
+        claim = name_of(claims[key[0]])
+        request = rs.name.split("/")[0]
+        remedy = _remedy(state, funnel, node, rs, claim, request, stage)
+        if remedy is not None:
+            out.append(remedy)
+    return out
+
+
+def _remedy(state: ClusterState, funnel: Funnel, node: str, rs: Any, claim: str, request: str, stage: str) -> Remedy | None:
+    before = DEVICE_STAGES[DEVICE_STAGES.index(stage) - 1] if stage != "published" else None
+    left = len(rs.survivors[stage])
+    if stage in ("published", "class"):
+        if left and not rs.all_mode:
+            return Remedy("lower-count", f"claim {claim}, request {rs.name}: ask for {left} device(s) instead of "
+                          f"{rs.count}: node {node} has only {left} that {r.STAGE_LABELS[stage]}",
+                          claim=claim, request=request, count=left)
+        return None
+    if stage == "selectors":
+        return Remedy("drop-selectors", f"claim {claim}, request {rs.name}: drop or loosen the request's selectors: "
+                      f"on node {node}, {len(rs.survivors[before])} device(s) pass class {rs.class_name}",
+                      claim=claim, request=request)
+    drops = [d for d in rs.drops if d.stage == stage]
+    missing = len(drops) if rs.all_mode else max(rs.count, 1) - left
+    if stage == "taints":
+        tolerations = []
+        for drop in drops[:missing]:
+            for taint in drop.taints:
+                toleration = {"key": taint.get("key", ""), "operator": "Exists" if not taint.get("value") else "Equal",
+                              **({"value": taint["value"]} if taint.get("value") else {}), "effect": taint.get("effect", "")}
+                if toleration not in tolerations:
+                    tolerations.append(toleration)
+        text = ", ".join(f"{t['key']}{'=' + t['value'] if 'value' in t else ''}:{t['effect']}" for t in tolerations)
+        return Remedy("tolerate", f"claim {claim}, request {rs.name}: tolerate the device taint(s) {text} "
+                      f"(or clear them) to use {missing} more device(s) on node {node}",
+                      claim=claim, request=request, tolerations=tolerations)
+    freed: list[str] = []
+    for drop in drops:
+        if missing <= 0:
+            break
+        holders = [h.claim for d in drop.blocked_by for h in state.holders.get(d, []) if not h.admin]
+        if holders:
+            freed += [h for h in holders if h not in freed]
+            missing -= 1
+    if not freed:
+        return None
+    pods = sorted({p for d in drops for dev in d.blocked_by for h in state.holders.get(dev, []) if h.claim in freed
+                   for p in h.pods})
+    what = "devices" if stage == "free" else "shared counters"
+    return Remedy("free", f"free {what} on node {node}: delete (or let finish) claim(s) {', '.join(freed)}"
+                  + (f", used by pod(s) {', '.join(pods)}" if pods else ""), claims=freed)
+
+
+def _validation_remedies(claims: list[dict], message: str) -> list[Remedy]:
+    if "exceeds the claim limit" in message:
+        return [Remedy("lower-count", "ask for at most 32 devices per claim (resource.k8s.io/v1 limit)", count=32)]
+    if "feature is disabled" in message:
+        return [Remedy("wait", "turn the named feature gate on in kube-apiserver and kube-scheduler, or drop the field")]
+    return []
+
+
+def _preemption_note(state: ClusterState, pod: Mapping[str, Any], funnel: Funnel, local: list[str], stage: str) -> list[str]:
+    if stage not in ("free", "counters"):
+        return []
+    priority = (pod.get("spec") or {}).get("priority") or 0
+    holders = {h for n in local for rs in funnel.requests_on(n).values() for d in rs.drops if d.stage == stage
+               for dev in d.blocked_by for holder in state.holders.get(dev, []) for h in holder.pods}
+    lower = []
+    for ref in sorted(holders):
+        namespace, _, name = ref.partition("/")
+        other = state.pod(namespace, name)
+        if other is not None and ((other.get("spec") or {}).get("priority") or 0) < priority:
+            lower.append(f"{ref} (priority {(other.get('spec') or {}).get('priority') or 0})")
+    if not lower:
+        return []
+    return [f"the pod has priority {priority}, higher than pod(s) {', '.join(lower)} holding the devices, but the "
+            "scheduler does not preempt pods for DRA devices (DynamicResources rejects a node as unresolvable: "
+            "'Preemption is not helpful for scheduling'); free the devices yourself"]
+
+
+# --- allocated claims: why these devices ------------------------------------------------------------
+
+_SHOWN_ATTRIBUTES = ("productName", "uuid", "index", "profile", "resource.kubernetes.io/pcieRoot", "parentUUID")
+
+
+def _allocated(state: ClusterState, out: Explanation, claims: list[dict], summary: str) -> Explanation:
+    devices_by_id = {}
+    for rs in state.slices:
+        spec = rs.get("spec") or {}
+        for device in spec.get("devices") or []:
+            devices_by_id[(spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), device.get("name", ""))] = (
+                spec.get("nodeName") or "", device)
+    for claim in claims:
+        for result in results_of(claim):
+            device_id = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
+            node, device = devices_by_id.get(device_id, ("", {}))
+            attributes = device.get("attributes") or {}
+            shown = {}
+            for key in _SHOWN_ATTRIBUTES:
+                value = attributes.get(key) or attributes.get(f"{device_id[0]}/{key}")
+                if value:
+                    shown[key] = next(iter(value.values()))
+            out.devices.append(r.AllocatedDevice(f"{name_of(claim)}/{result.get('request', '')}",
+                                                 f"{device_id[1]}/{device_id[2]}", node, shown))
+    out.notes.append("the scheduler's allocator takes, request by request, the first devices in pool and slice order "
+                     "that pass the class and request selectors, are free, tolerated and fit the counters and "
+                     "constraints; node order is the scheduler's scoring")
+    out.notes += _same_choice(state, claims)
+    return _done(out, r.ALLOCATED, summary)
+
+
+def _same_choice(state: ClusterState, claims: list[dict]) -> list[str]:
+    """Whether drawb's allocator, given the node and every other allocation, picks the same devices."""
+    from drawb.alloc import AllocationError, allocate
+
+    notes = []
+    for claim in claims:
+        node = _allocation_node(state, claim)
+        if node is None or node not in state.node_by_name:
+            continue
+        bare = {**claim, "status": {}}
+        others = [c for c in state.allocated_claims if not (name_of(c) == name_of(claim) and namespace_of(c) == namespace_of(claim))]
+        try:
+            mine = allocate([bare], node=state.node_by_name[node], slices=state.slices_for(node), classes=state.classes,
+                            allocated=others, kubernetes_version=state.kubernetes_version, feature_gates=state.feature_gates)
+        except AllocationError as err:
+            notes.append(f"claim {name_of(claim)}: drawb's allocator now refuses it on node {node}: {err}")
+            continue
+        got = sorted((x.get("pool"), x.get("device")) for x in results_of(claim))
+        if mine is None:
+            notes.append(f"claim {name_of(claim)}: it would not fit on node {node} now (devices changed since)")
+        elif sorted((x["pool"], x["device"]) for x in mine[0]["devices"]["results"]) == got:
+            notes.append(f"claim {name_of(claim)}: drawb's allocator picks the same devices on node {node}")
+        else:
+            notes.append(f"claim {name_of(claim)}: drawb's allocator would pick "
+                         + ", ".join(x["device"] for x in mine[0]["devices"]["results"])
+                         + f" on node {node} now (the scheduler's pool order is random in 1.34 and 1.35, or devices changed)")
+    return notes
+
+
+# --- claims -----------------------------------------------------------------------------------------
+
+
+def explain_claim(state: ClusterState, namespace: str, name: str) -> Explanation:
+    """Why claim ``namespace/name`` is (not) allocated: through the pod waiting for it, if one does."""
+    claim = find(state, "ResourceClaim", namespace, name)
+    users = [p for p in state.pods if namespace_of(p) == namespace and name in _pod_claim_names(p)]
+    reserved = _reserving_pods(state, claim)
+    target = f"claim {namespace}/{name}"
+    if allocation_of(claim):
+        out = _base(state, target)
+        out.cited.append(f"ResourceClaim {namespace}/{name}")
+        out.cited += [f"Pod {p}" for p in reserved]
+        text = (f"allocated, reserved for pod(s) {', '.join(reserved)}" if reserved
+                else "allocated, reserved for no pod (the resourceclaim controller deallocates it unless a pod uses it)")
+        return _allocated(state, out, [claim], text)
+    pending = [p for p in users if not (p.get("spec") or {}).get("nodeName")]
+    if pending:
+        explained = explain_pod(state, namespace, name_of(pending[0]))
+        explained.notes.insert(0, f"claim {name} is used by pod {name_of(pending[0])}: explaining that pod")
+        explained.target = f"{target} (pod {namespace}/{name_of(pending[0])})"
+        return explained
+    out = _base(state, target)
+    out.cited.append(f"ResourceClaim {namespace}/{name}")
+    missing = _missing_class(state, [claim])
+    if missing:
+        out.cited.append(f"DeviceClass {missing[2]}")
+        return _done(out, r.CLASS_MISSING, f"request {missing[1]}: device class {missing[2]} does not exist")
+    funnel = compute(state, [claim], {name_of(n): None for n in state.nodes})
+    out.requests = _reports(funnel, [claim]) if not funnel.validation_error else []
+    out.fits_on = list(funnel.fits_on)
+    out.stage = funnel.stage if not funnel.validation_error else None
+    could = (f"it would fit on node {funnel.fits_on[0]}" if funnel.fits_on else
+             f"it would not fit on any node now (first empty stage: {funnel.stage})" if not funnel.validation_error
+             else f"the allocator refuses it: {funnel.validation_error}")
+    return _done(out, r.UNUSED, "no pod uses this claim, and the scheduler allocates a claim only when it schedules a "
+                 f"pod that uses it; {could}")
+
+
+def _pod_claim_names(pod: Mapping[str, Any]) -> set[str]:
+    names = {e.get("resourceClaimName") for e in (pod.get("spec") or {}).get("resourceClaims") or []}
+    names |= {s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
+    return {n for n in names if n}
