@@ -98,9 +98,9 @@ def _request_on_node(search: Search, key: Key, data: Any, node_name: str, holder
     class_name = request.class_name
     for candidate in search.flat:
         device, device_id = candidate.device, candidate.id
-        stage, reason, error = _published(search, candidate), "", False
-        if stage:
-            reason, stage = stage, "published"
+        stage, reason, error = "", *_published(search, candidate)
+        if reason:
+            stage = "published"
         if not stage:
             survivors["published"].append(device_id)
             try:
@@ -146,27 +146,31 @@ def _request_on_node(search: Search, key: Key, data: Any, node_name: str, holder
     return RequestOnNode(key, data.name, class_name, count, request.mode == "All", survivors, drops)
 
 
-def _published(search: Search, candidate: Any) -> str:
-    """Why the device cannot be used on this node at all ("" when it can)."""
+def _published(search: Search, candidate: Any) -> tuple[str, bool]:
+    """Why the device cannot be used on this node at all ("" when it can), and whether the scheduler
+    stops with an error on it (1.34: an invalid pool)."""
     rules = search.rules
     if candidate.pool_key in search.unusable:
         pool = search.pool_of[candidate.pool_key]
-        return f"pool {pool.id} is {'invalid: ' + pool.invalid_reason if pool.invalid else 'incomplete (slices missing)'}"
+        if pool.invalid and rules.invalid_pool_error:
+            return f"pool {pool.name} is invalid: {pool.invalid_reason}", True
+        if rules.skip_unusable_pools:
+            return f"pool {pool.id} is {'invalid: ' + pool.invalid_reason if pool.invalid else 'incomplete (slices missing)'}", False
     device = candidate.device
     if not rules.binding and device.get("bindingConditions"):
-        return "has binding conditions, and DRADeviceBindingConditions is off"
+        return "has binding conditions, and DRADeviceBindingConditions is off", False
     if (candidate.slice.get("spec") or {}).get("perDeviceNodeSelection"):
         from drawb.alloc.nodes import NodeSelectorError, node_matches
 
         try:
             ok = node_matches(search.node, device.get("nodeName") or "", bool(device.get("allNodes")), device.get("nodeSelector"))
         except NodeSelectorError as err:
-            return f"its node selector cannot be parsed: {err}"
+            return f"its node selector cannot be parsed: {err}", True
         if not ok:
-            return "not available on this node (per-device node selection)"
+            return "not available on this node (per-device node selection)", False
     if device.get("consumesCounters") and not rules.partitionable:
-        return "consumes shared counters, and DRAPartitionableDevices is off"
-    return ""
+        return "consumes shared counters, and DRAPartitionableDevices is off", False
+    return "", False
 
 
 def _untolerated(taints: list, tolerations: list, rules: Any) -> list[dict]:

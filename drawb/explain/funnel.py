@@ -14,6 +14,7 @@ from typing import Any
 
 from drawb.alloc import AllocationError, allocate
 from drawb.alloc.constraints import lookup_attribute, scalar
+from drawb.alloc.rules import rules_for
 from drawb.alloc.state import gather_allocated
 from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.explain.devices import DEVICE_STAGES, Drop, NodeStages, RequestOnNode, node_stages
@@ -37,6 +38,7 @@ class Funnel:
     tried: int = 0  # nodes the allocator was run on
     constraint_notes: list[str] = field(default_factory=list)
     validation_error: str | None = None
+    distinct_by_pointer: bool = False
 
     def requests_on(self, node: str) -> dict[tuple[int, int, int], RequestOnNode]:
         return {r.key: r for r in self.per_node[node].requests} if node in self.per_node else {}
@@ -74,6 +76,7 @@ def compute(state: ClusterState, claims: Sequence[Mapping[str, Any]], eligible: 
             if r.key not in keys:
                 keys.append(r.key)
     funnel = Funnel(per_node, groups, None, None)
+    funnel.distinct_by_pointer = rules_for(flavor).distinct_by_pointer
     if errors and len(errors) == len(per_node):
         funnel.validation_error = errors[0]
         return funnel
@@ -170,7 +173,7 @@ def _constraint_blocks(funnel: Funnel, claims: Sequence[Mapping[str, Any]], node
                     wanted = " + ".join(str(r.count) for r in single)
                     return (f"matchAttribute {attribute} needs {wanted} device(s) with one value; the devices left "
                             f"per value are {groups}")
-            else:
+            elif not funnel.distinct_by_pointer:  # 1.34 compares by pointer: only a shared device clashes
                 distinct = set().union(*(set(v) for v in values)) if values else set()
                 wanted = sum(r.count for r in single)
                 if len(distinct) < wanted:

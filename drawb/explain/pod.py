@@ -267,6 +267,10 @@ def _pending(state: ClusterState, out: Explanation, pod: Mapping[str, Any], pend
         out.stage = out.local_stage = error.stage
         key = _drop_key(funnel, error)
         claim, request = _names(pending, funnel, key)
+        if error.stage == "published":
+            return _done(out, r.PENDING, f"the scheduler's allocator stops with an error (SchedulerError) when it "
+                         f"reaches device {error.node}/{error.device[1]}/{error.device[2]}: {error.reason}; "
+                         "the driver must republish the pool")
         return _done(out, r.PENDING, f"claim {claim}, request {request}: a selector fails with an error on device "
                      f"{error.node}/{error.device[1]}/{error.device[2]}, and the scheduler aborts the allocation "
                      f"(SchedulerError) instead of skipping it: {error.reason}",
@@ -318,7 +322,7 @@ def _drop_text(drop: Drop) -> str:
 
 
 def _first_error(funnel: Funnel, local: list[str]) -> Drop | None:
-    for stage in ("class", "selectors"):
+    for stage in ("published", "class", "selectors"):
         for node in local:
             for rs in funnel.requests_on(node).values():
                 for drop in rs.drops:
