@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from drawb.alloc import AllocationError, allocate
+from drawb.alloc import AllocationError
+from drawb.alloc.allocator import allocate_with
 from drawb.alloc.constraints import lookup_attribute, scalar
 from drawb.alloc.rules import rules_for
 from drawb.alloc.state import gather_allocated
@@ -39,6 +40,7 @@ class Funnel:
     constraint_notes: list[str] = field(default_factory=list)
     validation_error: str | None = None
     distinct_by_pointer: bool = False
+    run: Any = None  # node name -> the allocator's answer for the claims there (the allocated state gathered once)
 
     def requests_on(self, node: str) -> dict[tuple[int, int, int], RequestOnNode]:
         return {r.key: r for r in self.per_node[node].requests} if node in self.per_node else {}
@@ -77,6 +79,8 @@ def compute(state: ClusterState, claims: Sequence[Mapping[str, Any]], eligible: 
                 keys.append(r.key)
     funnel = Funnel(per_node, groups, None, None)
     funnel.distinct_by_pointer = rules_for(flavor).distinct_by_pointer
+    funnel.run = lambda name: allocate_with(flavor, claims, node=state.node_by_name[name], slices=state.slices_for(name),
+                                            classes=state.classes, state=allocated)
     if errors and len(errors) == len(per_node):
         funnel.validation_error = errors[0]
         return funnel
@@ -120,9 +124,7 @@ def _together(funnel: Funnel, state: ClusterState, claims: Sequence[Mapping[str,
             continue
         funnel.tried += 1
         try:
-            result = allocate(claims, node=state.node_by_name[name], slices=state.slices_for(name),
-                              classes=state.classes, allocated=state.allocated_claims,
-                              kubernetes_version=state.kubernetes_version, feature_gates=state.feature_gates)
+            result = funnel.run(name)
         except AllocationError as err:
             funnel.errors[name] = str(err)
             continue

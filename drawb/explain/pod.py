@@ -263,7 +263,7 @@ def _pending(state: ClusterState, out: Explanation, pod: Mapping[str, Any], pend
     out.stage, local_stage = funnel.stage, funnel.local_stage
     out.local_stage = local_stage if local_stage != out.stage else None
     error = _first_error(funnel, local)
-    if error is not None and (local_stage is None or STAGE_INDEX[local_stage] >= STAGE_INDEX[error.stage]):
+    if error is not None and local_stage is not None:
         out.stage = out.local_stage = error.stage
         key = _drop_key(funnel, error)
         claim, request = _names(pending, funnel, key)
@@ -322,12 +322,18 @@ def _drop_text(drop: Drop) -> str:
 
 
 def _first_error(funnel: Funnel, local: list[str]) -> Drop | None:
-    for stage in ("published", "class", "selectors"):
-        for node in local:
-            for rs in funnel.requests_on(node).values():
-                for drop in rs.drops:
-                    if drop.error and drop.stage == stage:
+    """A device whose pool or selector errors, which the scheduler's search reaches on a node the pod may
+    use: requests are searched in order, so a request is reached only while the ones before it fit there."""
+    for node in local:
+        by_key = funnel.requests_on(node)
+        for keys in funnel.groups.values():
+            present = [k for k in keys if k in by_key]
+            for key in present:
+                for drop in by_key[key].drops:
+                    if drop.error:
                         return drop
+            if not any(by_key[k].enough("counters") for k in present):
+                break
     return None
 
 

@@ -33,7 +33,7 @@ from drawb.testing.api import path_for
 
 pytestmark = pytest.mark.live
 
-SCENARIOS = 130
+SCENARIOS = 120
 WANTED = 40
 
 
