@@ -139,6 +139,8 @@ def _request_on_node(search: Search, key: Key, data: Any, node_name: str, holder
                 drops.append(Drop(device_id, node_name, "counters", reason, blocked_by=users))
                 continue
         if stage:
+            if error and not request.admin_access and search.in_use(device_id):
+                error, reason = False, f"{reason} (the scheduler never evaluates it: the device is allocated)"
             drops.append(Drop(device_id, node_name, stage, reason, error))
             continue
         survivors["counters"].append(device_id)

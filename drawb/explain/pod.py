@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+from drawb.alloc import AllocationError
 from drawb.alloc.nodes import NodeSelectorError, compile_node_selector
 from drawb.alloc.taints import tolerates
 from drawb.explain import result as r
@@ -253,13 +254,16 @@ def _allocation_node(state: ClusterState, claim: Mapping[str, Any]) -> str | Non
 def _pending(state: ClusterState, out: Explanation, pod: Mapping[str, Any], pending: list[dict],
              eligible: Mapping[str, str | None]) -> Explanation:  # fmt: skip
     funnel = compute(state, pending, eligible)
+    local = [n for n, why in eligible.items() if why is None]
+    refused = next(((n, funnel.per_node[n].error) for n in local if n in funnel.per_node and funnel.per_node[n].error), None)
+    if refused is not None and "selector #" in refused[1]:
+        return _selector_refusal(out, pending, *refused)
     if funnel.validation_error:
         return _done(out, r.INVALID, "the allocator refuses the claim before trying any device, so the scheduler "
                      f"reports an error (SchedulerError), not unschedulable: {funnel.validation_error}",
                      _validation_remedies(pending, funnel.validation_error))
     out.requests = _reports(funnel, pending)
     out.fits_on = list(funnel.fits_on)
-    local = [n for n, why in eligible.items() if why is None]
     out.stage, local_stage = funnel.stage, funnel.local_stage
     out.local_stage = local_stage if local_stage != out.stage else None
     error = _first_error(funnel, local)
@@ -288,6 +292,21 @@ def _pending(state: ClusterState, out: Explanation, pod: Mapping[str, Any], pend
     where = "" if out.stage == local_stage else f" on the nodes the pod may use (cluster-wide: {out.stage})"
     return _done(out, r.PENDING, f"the first stage that leaves too few devices is '{blocking}' "
                  f"({r.STAGE_LABELS[blocking]}){where}" + _short_summary(funnel, pending, local, blocking))
+
+
+def _selector_refusal(out: Explanation, claims: list[dict], node: str, message: str) -> Explanation:
+    """The allocator stops on a selector error before its search (an ``All`` request evaluates every device)."""
+    out.stage = "class" if message.startswith("class ") else "selectors"
+    owner = message.split(":", 1)[0]
+    claim = next((name_of(c) for c in claims if owner.endswith(f"/{name_of(c)}") or owner.startswith(f"claim {namespace_of(c)}/{name_of(c)},")), None)
+    request = None
+    if ", request " in owner:
+        request = owner.split(", request ", 1)[1].split("/")[0]
+    remedies = [Remedy("drop-selectors", f"fix the selector of claim {claim}" + (f", request {request}" if request else "")
+                       + " so it cannot fail (test for the attribute first), or drop it", claim=claim, request=request)
+                ] if claim and out.stage == "selectors" else []
+    return _done(out, r.PENDING, f"on node {node} the scheduler's allocator stops with an error (SchedulerError) "
+                 f"instead of skipping the device: {message}", remedies)
 
 
 STAGE_INDEX = {s: i for i, s in enumerate((*DEVICE_STAGES, "constraints", "node"))}
@@ -322,18 +341,17 @@ def _drop_text(drop: Drop) -> str:
 
 
 def _first_error(funnel: Funnel, local: list[str]) -> Drop | None:
-    """A device whose pool or selector errors, which the scheduler's search reaches on a node the pod may
-    use: requests are searched in order, so a request is reached only while the ones before it fit there."""
+    """A device whose pool or selector errors where the scheduler's search reaches it: on a node the pod
+    may use with such a device, the allocator itself (exact to the scheduler's) is asked whether it stops."""
     for node in local:
-        by_key = funnel.requests_on(node)
-        for keys in funnel.groups.values():
-            present = [k for k in keys if k in by_key]
-            for key in present:
-                for drop in by_key[key].drops:
-                    if drop.error:
-                        return drop
-            if not any(by_key[k].enough("counters") for k in present):
-                break
+        errors = [d for rs in funnel.requests_on(node).values() for d in rs.drops if d.error]
+        if not errors:
+            continue
+        try:
+            funnel.run(node)
+        except AllocationError as err:
+            text = str(err)
+            return next((d for d in errors if d.device[2] in text), errors[0]) if "selector #" in text or "pool" in text else None
     return None
 
 
