@@ -28,7 +28,7 @@ from drawb.explain import result as r
 from drawb.explain.remedies import EDITS, edited_claim
 from drawb.session import Session
 from drawb.testing import alloc_live
-from drawb.testing.alloc_scenarios import ADMIN_NAMESPACE_LABEL, GATES, generate_many, nvidia_classes
+from drawb.testing.alloc_scenarios import ADMIN_NAMESPACE_LABEL, GATES, SCENARIO_LABEL, generate_many, nvidia_classes
 from drawb.testing.api import path_for
 
 pytestmark = pytest.mark.live
@@ -52,6 +52,19 @@ def _namespace(cp) -> str:
     ns["metadata"].setdefault("labels", {}).update(ADMIN_NAMESPACE_LABEL)
     api.request("PUT", path_for("Namespace", name), ns)
     return name
+
+
+def _scenario_view(state: ClusterState, scenario: str) -> ClusterState:
+    """The objects of one scenario (its nodes, slices and claims; every class): scenarios share no device,
+    so this is all the scheduler weighs for its pods, and explaining each pod on its own view keeps the
+    module fast."""
+    def mine(obj: dict) -> bool:
+        return (obj["metadata"].get("labels") or {}).get(SCENARIO_LABEL) == scenario
+
+    return ClusterState(pods=[p for p in state.pods if mine(p)], claims=[c for c in state.claims if mine(c)],
+                        slices=[s for s in state.slices if mine(s)], classes=state.classes,
+                        nodes=[n for n in state.nodes if mine(n)], kubernetes_version=state.kubernetes_version,
+                        feature_gates=state.feature_gates)
 
 
 def _remedied(state: ClusterState, remedies) -> ClusterState:
@@ -113,7 +126,8 @@ def test_why_names_a_stage_whose_removal_lets_the_real_scheduler_allocate(cluste
         assert state.kubernetes_version == "1.34" and state.feature_gates["DRAPartitionableDevices"]
         stages, chosen, problems = {}, [], []
         for placement in pending:
-            why = explain(state, "Pod", namespace, placement.pod)
+            view = _scenario_view(state, placement.scenario.name)
+            why = explain(view, "Pod", namespace, placement.pod)
             if why.state not in (r.PENDING, r.INVALID):
                 problems.append(f"{placement.pod}: the real scheduler says {placement.kind} ({placement.message}); "
                                 f"drawb: {why.state} {why.summary}")
@@ -121,7 +135,7 @@ def test_why_names_a_stage_whose_removal_lets_the_real_scheduler_allocate(cluste
             if placement.kind == "error" and why.state == r.PENDING:
                 assert "error" in why.summary or "abort" in why.summary, (placement.pod, placement.message, why.summary)
             remedies = [x for x in why.remedies if x.kind in EDITS or x.kind == "free"]
-            if why.state == r.PENDING and remedies and explain(_remedied(state, remedies), "Pod", namespace,
+            if why.state == r.PENDING and remedies and explain(_remedied(view, remedies), "Pod", namespace,
                                                                placement.pod).state == r.FITS_NOW:
                 chosen.append((placement, why.local_stage or why.stage, remedies))
             stages[why.local_stage or why.stage or why.state] = stages.get(why.local_stage or why.stage or why.state, 0) + 1
