@@ -54,6 +54,19 @@ class CheckRun:
         self.waiting_reason = ""
         self._events_seen: set[str] = set()
         self._events_at = -1.0
+        self._allocated_claims: dict[str, dict] = {}  # claim name -> the claim as last seen allocated
+
+    def on_claim(self, event_type: str, claim: dict) -> None:
+        """Watch handler: remember this run's claim while it is allocated.
+
+        A short check pod can end, and its generated claim be released and deleted, between two
+        polls (a loaded machine, a fast node); the watch still saw the allocation.
+        """
+        meta = claim.get("metadata") or {}
+        owners = {ref.get("name") for ref in meta.get("ownerReferences") or () if ref.get("kind") == "Pod"}
+        ours = meta.get("name") == self.claim_name or self.objects.pod_name in owners
+        if ours and meta.get("namespace") == self.objects.namespace and (claim.get("status") or {}).get("allocation"):
+            self._allocated_claims[meta["name"]] = claim
 
     # --- reporting ------------------------------------------------------------------------------
 
@@ -84,7 +97,10 @@ class CheckRun:
                 return None
             self.claim_name = name
             self.stage("claim", f"ResourceClaim {name} created from the template")
-        return self.cluster.get("ResourceClaim", self.claim_name, self.objects.namespace)
+        claim = self.cluster.get("ResourceClaim", self.claim_name, self.objects.namespace)
+        if claim is None or not (claim.get("status") or {}).get("allocation"):
+            return self._allocated_claims.get(self.claim_name, claim)
+        return claim
 
     def _read_allocation(self, claim: dict, pod: dict) -> None:
         allocation = (claim.get("status") or {}).get("allocation")
@@ -283,6 +299,13 @@ def run_check(cluster: Cluster, objects: CheckObjects, *, payload: str, timeout:
     run = CheckRun(cluster, objects, payload=payload, timeout=timeout, progress=progress, why_hint=why_hint,
                    interval=interval)
     verdict = None
+    claims = None
+    try:
+        claims = cluster.watch("ResourceClaim") if hasattr(cluster, "watch") else None
+        if claims is not None:
+            claims.subscribe(run.on_claim)
+    except ClusterError:  # e.g. RBAC allows claims in this namespace only: polling alone still works
+        claims = None
     try:
         run.stage("start", f"checking {objects.source} in namespace {objects.namespace} (run {objects.run_id})")
         cluster.apply(objects.documents)
@@ -296,6 +319,8 @@ def run_check(cluster: Cluster, objects: CheckObjects, *, payload: str, timeout:
                     run._sleep(interval)
         return verdict
     finally:
+        if claims is not None:
+            claims.unsubscribe(run.on_claim)
         if keep:
             if verdict is not None:
                 verdict.kept = True

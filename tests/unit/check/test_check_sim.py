@@ -36,3 +36,19 @@ def test_existing_claim_on_the_simulated_cluster(sim):
                 "metadata": {"name": "user-claim", "namespace": "default"},
                 "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}])
     cases.an_existing_claim_is_checked_and_kept(sim, "default", no_faults)
+
+
+def test_a_pod_that_ends_before_the_first_poll_still_passes(sim):
+    """On a loaded machine the pod can run, end, and have its claim released and deleted before the
+    check reads the claim; the watch saw the allocation, so the verdict is still PASS (not MISMATCH)."""
+    from drawb.check import build_objects
+    from drawb.check.run import run_check
+
+    def progress(line: str) -> None:
+        if "] applied" in line:
+            sim.lifecycle.clock.sleep(60)  # everything happens before the first poll
+
+    objects = build_objects(sim, namespace="default", template="single-gpu")
+    verdict = run_check(sim, objects, payload="list", interval=1, timeout=600, progress=progress)
+    assert verdict.status == "PASS", verdict.reason
+    assert len(verdict.expected) == 1 and verdict.expected[0].uuid.startswith("GPU-")
