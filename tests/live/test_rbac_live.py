@@ -60,7 +60,7 @@ def restricted(control_plane, tmp_path_factory):
 
 
 def _drawb(capsys, kubeconfig: str, namespace: str, *words: str) -> tuple[int, str, str]:
-    status = main(["--kubeconfig", kubeconfig, "-N", namespace, *words])
+    status = main(["--kubeconfig", kubeconfig, "-n", namespace, *words])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -74,7 +74,7 @@ def test_restricted_user_reads_every_view(restricted, capsys):
         assert status == 0, (words, err)
         assert expect in out and "Traceback" not in err and "RbacRefused" not in err, (words, err)
     # pods in every namespace are outside the manifest: the view falls back to the session's namespace, saying so
-    status, out, err = _drawb(capsys, kubeconfig, home, "pods")
+    status, out, err = _drawb(capsys, kubeconfig, home, "pods", "-A")
     assert status == 0
     assert f'RbacRefused: list on pods in all namespaces was refused for user "system:serviceaccount:{home}:{ACCOUNT}"; ' \
            f"showing namespace {home} only" in err

@@ -157,7 +157,7 @@ def test_from_files_on_kubectl_output_gives_the_same_frames(control_plane, kube,
 
 def test_the_replay_allocates_a_new_claim_as_the_real_scheduler_does(control_plane, kube, workload, tmp_path):
     path = tmp_path / "cluster.json"
-    subprocess.run([str(DRAWB), "--kubeconfig", str(control_plane.kubeconfig), "-N", workload,
+    subprocess.run([str(DRAWB), "--kubeconfig", str(control_plane.kubeconfig), "-n", workload,
                     "snapshot", "save", str(path)], check=True, capture_output=True, timeout=120)
     node = "dgx-h100-02"
     new = [claim("pinned", workload, "mig.nvidia.com", count=3, match="gpu.nvidia.com/parentUUID",
