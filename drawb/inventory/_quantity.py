@@ -25,3 +25,11 @@ def quantity_value(text: str) -> int | Fraction | None:
         _cache.clear()
     _cache[text] = value
     return value
+
+
+def whole_count(value: object) -> int | None:
+    """A resource amount such as ``nvidia.com/gpu: 2`` as a whole number, or None when absent or not a quantity."""
+    if value is None:
+        return None
+    exact = quantity_value(str(value))
+    return None if exact is None else int(exact)

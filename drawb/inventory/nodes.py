@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from drawb.inventory._frame import int_array, object_array, string_array
+from drawb.inventory._quantity import whole_count
 from drawb.inventory._read import list_items
 from drawb.inventory.pods import DEVICE_PLUGIN_RESOURCE
 
@@ -16,15 +17,7 @@ _CORE_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
 
 
 def _allocatable_gpus(node: dict) -> int | None:
-    from drawb.api import Quantity, QuantityError
-
-    value = ((node.get("status") or {}).get("allocatable") or {}).get(DEVICE_PLUGIN_RESOURCE)
-    if value is None:
-        return None
-    try:
-        return int(Quantity.parse(str(value)).value)
-    except (QuantityError, TypeError, ValueError):
-        return None
+    return whole_count(((node.get("status") or {}).get("allocatable") or {}).get(DEVICE_PLUGIN_RESOURCE))
 
 
 def node_frame(nodes: list[dict], devices: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from drawb.inventory._frame import object_array, string_array
+from drawb.inventory._quantity import whole_count
 from drawb.inventory._read import list_items
 
 
@@ -70,20 +71,12 @@ DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
 def device_plugin_gpus(pod: dict) -> int | None:
     """The pod's ``nvidia.com/gpu`` (device plugin) request: limits, else requests, summed over its
     containers (init containers: the largest, as the scheduler counts them); None when it asks for none."""
-    from drawb.api import Quantity, QuantityError
-
     spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
 
     def amount(container: Any) -> int | None:
         resources = (container or {}).get("resources") or {} if isinstance(container, dict) else {}
         value = (resources.get("limits") or {}).get(DEVICE_PLUGIN_RESOURCE)
-        value = value if value is not None else (resources.get("requests") or {}).get(DEVICE_PLUGIN_RESOURCE)
-        if value is None:
-            return None
-        try:
-            return int(Quantity.parse(str(value)).value)
-        except (QuantityError, TypeError, ValueError):
-            return None
+        return whole_count(value if value is not None else (resources.get("requests") or {}).get(DEVICE_PLUGIN_RESOURCE))
 
     main = [a for a in map(amount, spec.get("containers") or ()) if a is not None]
     init = [a for a in map(amount, spec.get("initContainers") or ()) if a is not None]
