@@ -22,6 +22,7 @@ import time
 import pytest
 
 from drawb.cluster.kube import KubeCluster
+from drawb.cluster.protocol import ClusterError
 from drawb.commands.why import read_state
 from drawb.explain import ClusterState, explain
 from drawb.explain import result as r
@@ -93,16 +94,31 @@ def _apply_for_real(api, namespace: str, state: ClusterState, remedies, own: lis
         body = state.claim(namespace, name)
         for remedy in changes:
             body = edited_claim(body, remedy)
-        api.delete(path_for("ResourceClaim", name, namespace))
-        _gone(api, namespace, name)
-        api.create(body)
+        _replace_unallocated(api, namespace, body)
     if freed:  # the scheduler does not requeue a pod when another claim is deleted: its own claim, again, does
         for claim in own:
             if not any(x.kind in EDITS and x.claim == claim["metadata"]["name"] for x in remedies):
-                body = _bare(claim)
-                api.delete(path_for("ResourceClaim", claim["metadata"]["name"], namespace))
-                _gone(api, namespace, claim["metadata"]["name"])
-                api.create(body)
+                _replace_unallocated(api, namespace, _bare(claim))
+
+
+def _replace_unallocated(api, namespace: str, body: dict) -> None:
+    """Delete a pending pod's claim and create ``body`` in its place, unless the scheduler allocated it
+    meanwhile (a freed device can requeue the pod on its own): the delete carries the resourceVersion
+    of the unallocated claim, and the server refuses it (409) once the scheduler has written an allocation."""
+    path = path_for("ResourceClaim", body["metadata"]["name"], namespace)
+    current = api.get_or_none(path)
+    if current is not None:
+        if current.get("status", {}).get("allocation"):
+            return
+        preconditions = {"uid": current["metadata"]["uid"], "resourceVersion": current["metadata"]["resourceVersion"]}
+        try:
+            api.request("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions})
+        except ClusterError as err:
+            if err.status == 409:
+                return
+            raise
+        _gone(api, namespace, body["metadata"]["name"])
+    api.create(body)
 
 
 def _bare(claim: dict) -> dict:
