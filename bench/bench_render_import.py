@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
 import sys
+from pathlib import Path
 
-PROBE = """
-import time
-t = time.perf_counter()
-{body}
-print(time.perf_counter() - t)
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fresh_interpreter import print_table  # noqa: E402
 
 BODIES = {
     "import drawb.render": "import drawb.render",
@@ -28,20 +24,12 @@ BODIES = {
 }
 
 
-def measure(body: str) -> float:
-    """Seconds ``body`` takes in a fresh interpreter."""
-    out = subprocess.run([sys.executable, "-c", PROBE.format(body=body)], capture_output=True, text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
     print(f"load average {os.getloadavg()[0]:.1f}")
-    print(f"| what | median of {runs} fresh interpreters (s) |\n|---|---|")
-    for name, body in BODIES.items():
-        print(f"| {name} | {statistics.median(measure(body) for _ in range(runs)):.2f} |")
+    print_table(BODIES, runs)
 
 
 if __name__ == "__main__":
