@@ -30,6 +30,8 @@ from drawb.cluster.protocol import Cluster, ClusterError, is_managed
 DRIVER = "gpu.nvidia.com"
 IMAGE_PULL = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
 Progress = Callable[[str], None]
+"""Where a check reports: each line of text as it happens. An object that also has ``stage(Stage)`` and
+``log(container, line)`` methods gets stages and log lines through those instead (the notebook's check runner)."""
 
 
 class CheckRun:
@@ -40,6 +42,8 @@ class CheckRun:
         self.cluster, self.objects, self.payload = cluster, objects, payload
         self.timeout, self.interval, self.why_hint = timeout, interval, why_hint
         self.progress = progress or (lambda line: None)
+        self._on_stage = getattr(progress, "stage", None)
+        self._on_log = getattr(progress, "log", None)
         self._sleep = getattr(cluster, "sleep", time.sleep)
         clock = getattr(getattr(cluster, "lifecycle", None), "clock", None)
         self._now = clock.now if clock is not None else time.monotonic
@@ -82,7 +86,17 @@ class CheckRun:
         self._said.add(key)
         entry = Stage(round(self.elapsed(), 2), stage, message)
         self.stages.append(entry)
-        self.progress(str(entry))
+        if self._on_stage is not None:
+            self._on_stage(entry)
+        else:
+            self.progress(str(entry))
+
+    def log(self, container: str, line: str, *, several: bool) -> None:
+        """Report one new log line of ``container`` (prefixed by its name when the pod has ``several``)."""
+        if self._on_log is not None:
+            self._on_log(container, line)
+        else:
+            self.progress(f"{container} | {line}" if several else f"  | {line}")
 
     # --- one poll -------------------------------------------------------------------------------
 
@@ -175,7 +189,7 @@ class CheckRun:
             seen = self.lines.setdefault(c["name"], [])
             multi = len(pod["spec"]["containers"]) > 1
             for line in lines[len(seen):]:
-                self.progress(f"{c['name']} | {line}" if multi else f"  | {line}")
+                self.log(c["name"], line, several=multi)
             seen[:] = lines
 
     def poll(self) -> Verdict | None:
@@ -205,7 +219,7 @@ class CheckRun:
         for name in names:  # the whole log once more: lines written just before the end
             lines = list(self.cluster.logs(pod["metadata"]["name"], self.objects.namespace, container=name))
             for line in lines[len(self.lines.get(name, [])):]:
-                self.progress(f"{name} | {line}" if len(names) > 1 else f"  | {line}")
+                self.log(name, line, several=len(names) > 1)
             self.lines[name] = lines
             results.append(judge_container(name, codes[name], lines, self.expected, self.payload))
         status, reason = decide(results)

@@ -68,6 +68,8 @@ class DRAMagics(Magics, SessionTraits):
         """Run a drawb subcommand: ``%dra <subcommand> [options]`` (``%dra help`` lists them)."""
         from drawb.commands.registry import run_line, source_line, warnings_text
 
+        if cell is None and _is_check(line):
+            return self._check(line)
         try:
             result = run_line(self.session, line, cell)
         except DrawbError as exc:
@@ -85,6 +87,39 @@ class DRAMagics(Magics, SessionTraits):
         if isinstance(result, WatchedTable):
             return show_watched(result)
         return result
+
+    def _check(self, line: str):
+        """``%dra check``: the check runner widget, shown in the cell while the check runs, then returned."""
+        from drawb.commands.registry import run_line, source_line
+        from drawb.notebook.checkrunner import CheckRunner
+
+        def start(runner: CheckRunner):
+            previous, self.session.progress = self.session.progress, runner
+            try:
+                verdict = run_line(self.session, line)
+                runner.source = source_line(self.session)  # the session connects on its first command
+                return verdict
+            finally:
+                self.session.progress = previous
+
+        runner = CheckRunner(start, title=f"%dra {line.strip()}")
+        handle = runner.show_live(self.shell)
+        try:
+            runner.run()
+        except DrawbError as exc:
+            if not self.short_errors:
+                raise
+            raise CommandFailed(exc) from None
+        finally:
+            if handle is not None:  # the cell keeps the final state, its text included; nothing if it never ran
+                handle.update(runner._repr_mimebundle_() if runner.verdict else {"text/plain": ""}, raw=True)
+        return runner
+
+
+def _is_check(line: str) -> bool:
+    """Whether ``line`` runs ``check`` for its widget (``--json`` asks for the JSON text instead)."""
+    words = line.split()
+    return words[:1] == ["check"] and "--json" not in words
 
 
 def show_watched(table: WatchedTable) -> None:

@@ -66,3 +66,16 @@ def test_check_pod_is_admitted_under_restricted_pod_security(kube, control_plane
         cases.assert_nothing_left(kube, name)
     finally:
         api.delete(path_for("Namespace", name))
+
+
+def test_the_notebook_check_runner_follows_a_check_on_the_real_cluster(control_plane, namespace, shell):
+    """``%dra check`` in a real IPython shell connected to the real control plane: the same widget, no simulated label."""
+    shell.run(f"%dra connect --kubeconfig {control_plane.kubeconfig}")
+    runner = shell.run(f"%dra check single-gpu -n {namespace}")
+    assert runner.passed, runner
+    assert runner.source == ""  # a real cluster's verdict is not labelled simulated
+    stages = [stage for _, stage, _ in runner.stages]
+    assert {"allocated", "reserved", "scheduled", "running", "exited"} <= set(stages) and stages[-1] == "verdict"
+    [line] = runner.log_text.splitlines()
+    assert line.startswith("GPU 0: NVIDIA ") and runner.verdict.expected[0].uuid in line
+    assert runner.verdict.cluster != "" and "simulated" not in runner.verdict.cluster

@@ -31,10 +31,15 @@ def test_cli_timeout_exits_1_with_the_schedulers_reason():
     assert "cannot allocate all claims" in out.stdout
 
 
-def test_magic_returns_the_verdict_and_prints_progress_into_the_cell(shell, capsys):
-    verdict = shell.run("%dra check mig-profile --set profile=3g.40gb")
-    printed = capsys.readouterr().out
+def test_magic_returns_the_check_runner_with_the_verdict_and_the_streamed_log(shell):
+    runner = shell.run("%dra check mig-profile --set profile=3g.40gb")
+    verdict = runner.verdict
     assert verdict.status == "PASS", verdict
     assert verdict.expected[0].profile == "3g.40gb"
-    assert "] running " in printed and "MIG 3g.40gb" in printed
+    assert "running" in [stage for _, stage, _ in runner.stages] and "MIG 3g.40gb" in runner.log_text
     assert "<b style='color:#1a7f37'>PASS</b>" in verdict._repr_html_()
+    assert "<b style='color:#1a7f37'>PASS</b>" in runner._title.value
+    assert runner._stage_table.value.count("<tr>") == len(runner.stages) + 1  # with the header row
+    assert "MIG 3g.40gb" in runner._log_box.value
+    assert runner._verdict_box.value.startswith(verdict._repr_html_()) and "cleaned up Pod/" in runner._verdict_box.value
+    assert repr(runner).splitlines()[0].startswith("%dra check mig-profile --set profile=3g.40gb: PASS")
