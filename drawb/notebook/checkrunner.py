@@ -118,6 +118,13 @@ class CheckRunner(widgets.VBox):
         self._live_in = getattr(shell, "execution_count", None) if shell is not None else None
         return display(self._repr_mimebundle_(), raw=True, display_id=True)
 
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        """The widget view, with the whole text (stages, log, verdict) as its plain-text form, not cut short."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle:
+            bundle["text/plain"] = repr(self)
+        return bundle
+
     def _ipython_display_(self) -> None:
         from IPython import get_ipython
         from IPython.display import display
