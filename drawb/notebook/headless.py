@@ -33,13 +33,22 @@ def tagged_text(notebook, tag: str = TABLE_TAG) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Execute the tour (or the notebook given) and print its device table and its cuda-check pod."""
-    args = sys.argv[1:] if argv is None else argv
+    """Execute the tour (or the notebook given) and print its device table and its cuda-check pod;
+    ``--out FILE`` also writes the executed notebook there."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    out = None
+    if "--out" in args:
+        at = args.index("--out")
+        out = Path(args[at + 1])
+        del args[at:at + 2]
     path = Path(args[0]) if args else Path("notebooks/tour.ipynb")
+    import nbformat
     import pandas as pd
 
     pd.set_option("display.width", 250)
     notebook = execute(path)
+    if out is not None:
+        nbformat.write(notebook, str(out))
     on_purpose = sum(any(o.get("output_type") == "error" for o in c.get("outputs", [])) for c in notebook.cells)
     shown = f" ({on_purpose} tagged raises-exception show their error on purpose)" if on_purpose else ""
     print(f"Executed {path}: {len(notebook.cells)} cells, no errors{shown}.\n")
