@@ -1,6 +1,8 @@
-"""The tour in JupyterLab: run every cell, see the device table, and use the selector builder by typing."""
+"""The tour in JupyterLab: run every cell once, then look at what it shows and use its widgets by clicking and typing."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -11,29 +13,92 @@ pytestmark = pytest.mark.browser
 
 WAIT_MS = 180_000  # generous: two shared cores start a kernel and load drawb while Lab renders
 GPUS = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+LAST_OUTPUT = "(9, 32)"  # the tour's last code cell: MIG 1g.10gb matches and devices that error
 
 
 def run_all_cells(page: Page, url: str) -> None:
-    """Open the tour, wait for its kernel, and run every cell from the Run menu."""
+    """Open the tour, wait for its kernel, run every cell from the Run menu, and wait for the last one."""
     page.goto(f"{url}/lab/tree/tour.ipynb")
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=WAIT_MS)
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
     page.get_by_text("Run All Cells", exact=True).click()
+    last = page.locator(".jp-CodeCell").filter(has_text="builder.match_count, builder.error_count")
+    expect(last.locator(".jp-OutputArea-output")).to_have_text(LAST_OUTPUT, timeout=WAIT_MS * 2)
 
 
-def test_tour_runs_and_the_builder_answers_as_you_type(lab, page):
-    run_all_cells(page, lab)
-    table = page.locator(".jp-CodeCell").filter(has_text="%dra devices --driver gpu.nvidia.com")
-    expect(table.locator(".jp-OutputArea-output table tbody tr")).to_have_count(38, timeout=WAIT_MS)
+@pytest.fixture(scope="module")
+def tour(lab, browser, request) -> Iterator[Page]:
+    """One page with the whole tour run (a failing test of this module leaves a screenshot named after it)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        run_all_cells(page, lab)
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture(autouse=True)
+def photograph_failures(request):
+    yield
+    if getattr(request.node, "body_failed", False) and "tour" in request.fixturenames:
+        request.getfixturevalue("tour").screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"),
+                                                   full_page=True)
+
+
+def test_every_cell_ran_without_an_error(tour):
+    errors = tour.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    expect(errors).to_have_count(0)
+    table = tour.locator(".jp-CodeCell").filter(has_text="%dra devices --driver gpu.nvidia.com")
+    expect(table.locator(".jp-OutputArea-output table tbody tr")).to_have_count(38)
     expect(table.locator(".jp-OutputArea-output table")).to_contain_text("gpu-4-mig-1g10gb-19-0")
+    claims = tour.locator(".jp-CodeCell").filter(has_text="%dra claims -n default")
+    expect(claims.locator(".jp-OutputArea-output table")).to_contain_text("allocated,reserved")
+    why = tour.locator(".jp-CodeCell").filter(has_text="%dra why llm-trainer")
+    expect(why).to_contain_text("pending (first empty stage: free)")
+    capacity = tour.locator(".jp-CodeCell").filter(has_text="%dra capacity single-gpu")
+    expect(capacity).to_contain_text("more copies of template/single-gpu fit now")
 
-    builder = page.locator(".drawb-selector-builder")
+
+def test_the_check_runner_shows_stages_log_and_verdict_and_runs_again(tour):
+    runner = tour.locator(".drawb-check-runner").first
+    title = runner.locator(".drawb-check-title")
+    expect(title).to_contain_text("%dra check single-gpu PASS")
+    expect(title).to_contain_text("not a real cluster")
+    stages = runner.locator(".drawb-check-stages")
+    for stage in ("allocated", "reserved", "scheduled", "running", "exited", "verdict"):
+        expect(stages).to_contain_text(stage)
+    expect(runner.locator(".drawb-check-log pre")).to_contain_text("GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-")
+    expect(runner.locator(".drawb-check-verdict")).to_contain_text("saw exactly the 1 device(s) allocated")
+    runner.scroll_into_view_if_needed()
+    runner.screenshot(path=str(ARTIFACTS / "check-runner.png"))
+
+    first_stage = runner.locator(".drawb-check-stages tbody tr").first
+    run_id = first_stage.inner_text().split("(run ")[1].rstrip(")")
+    runner.get_by_role("button", name="Run again").click()
+    expect(first_stage).not_to_contain_text(run_id, timeout=WAIT_MS)  # a new run, shown as it happens
+    expect(title).to_contain_text("PASS", timeout=WAIT_MS)
+    expect(runner.locator(".drawb-check-log pre")).to_contain_text("GPU 0: NVIDIA")
+
+
+def test_two_containers_and_a_mig_device_in_their_runners(tour):
+    shared = tour.locator(".drawb-check-runner").filter(has_text="%dra check shared-claim")
+    expect(shared.locator(".drawb-check-title")).to_contain_text("PASS")
+    expect(shared.locator(".drawb-check-log pre")).to_contain_text("first | GPU 0: NVIDIA")
+    expect(shared.locator(".drawb-check-log pre")).to_contain_text("second | GPU 0: NVIDIA")
+    mig = tour.locator(".drawb-check-runner").filter(has_text="%dra check mig-profile")
+    expect(mig.locator(".drawb-check-log pre")).to_contain_text("MIG 3g.40gb")
+
+
+def test_the_builder_answers_as_you_type(tour):
+    builder = tour.locator(".drawb-selector-builder")
     status = builder.locator(".drawb-builder-status")
     # the tour's last builder cell set the expression from code: 9 MIG 1g.10gb devices, 32 without a profile
     expect(status).to_contain_text("9 of 46 devices match; 32 devices error", timeout=WAIT_MS)
     expect(builder.locator(".drawb-builder-errors")).to_contain_text("no such key: profile")
     builder.scroll_into_view_if_needed()
-    page.screenshot(path=str(ARTIFACTS / "tour-builder.png"))
+    tour.screenshot(path=str(ARTIFACTS / "tour-builder.png"))
 
     selector = builder.locator("input[type=text]")
     selector.fill("")

@@ -139,7 +139,7 @@ def test_tour_check_runner_shows_stages_log_and_verdict_once(tour):
 
 def test_tour_shares_a_claim_between_two_containers(tour):
     text = tour.text("sharing")
-    lines = [line.split(" | ", 1)[1] for line in text.splitlines() if re.match(r"  \| (first|second) \| GPU 0", line)]
+    lines = [line.split(" | ")[-1] for line in text.splitlines() if re.match(r"  \| (first|second) \| GPU 0", line)]
     assert len(lines) == 2 and lines[0] == lines[1] and GPU_LINE.fullmatch(lines[0])
     assert "PASS: each container saw exactly the 1 device(s)" in text
 
