@@ -20,6 +20,7 @@ from drawb.check.verdict import PASS, Stage
 RUNNING = "RUNNING"
 COLOURS = {PASS: "#1a7f37", RUNNING: "#9a6700"}  # any other verdict is red
 FAILED_COLOUR = "#cf222e"
+SAID_IN_VERDICT = ("cleaned up ", "kept: ")  # notes the verdict's own text repeats; others (a failed cleanup) show
 
 
 class CheckRunner(widgets.VBox):
@@ -148,14 +149,15 @@ class CheckRunner(widgets.VBox):
         badge = f" <b style='color:{colour}'>{html.escape(self.status)}</b>" if self.status else ""
         source = f" <i>{html.escape(self.source)}</i>" if self.source else ""
         self._title.value = f"<b>{html.escape(self._name)}</b>{badge}{source}"
-        rows = "".join(f"<tr><td>{at:.1f} s</td><td>{html.escape(stage)}</td><td>{html.escape(message)}</td></tr>"
-                       for at, stage, message in self.stages)
-        self._stage_table.value = (f"<table><thead><tr><th>at</th><th>stage</th><th>message</th></tr></thead>"
-                                   f"<tbody>{rows}</tbody></table>" if rows else "")
+        left = "style='text-align:left'"
+        rows = "".join(f"<tr><td>{at:.1f} s</td><td {left}>{html.escape(stage)}</td>"
+                       f"<td {left}>{html.escape(message)}</td></tr>" for at, stage, message in self.stages)
+        self._stage_table.value = (f"<table><thead><tr><th>at</th><th {left}>stage</th><th {left}>message</th></tr>"
+                                   f"</thead><tbody>{rows}</tbody></table>" if rows else "")
         self._log_box.value = (f"<p>log</p><pre style='max-height:20em;overflow:auto'>{html.escape(self.log_text)}</pre>"
                                if self.log_text else "")
         if self._verdict is not None:
-            notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+            notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes if not n.startswith(SAID_IN_VERDICT))
             self._verdict_box.value = self._verdict._repr_html_() + (f"<ul>{notes}</ul>" if notes else "")
         else:
             self._verdict_box.value = ""

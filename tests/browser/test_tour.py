@@ -56,7 +56,8 @@ def test_every_cell_ran_without_an_error(tour):
     claims = tour.locator(".jp-CodeCell").filter(has_text="%dra claims -n default")
     expect(claims.locator(".jp-OutputArea-output table")).to_contain_text("allocated,reserved")
     why = tour.locator(".jp-CodeCell").filter(has_text="%dra why llm-trainer")
-    expect(why).to_contain_text("pending (first empty stage: free)")
+    expect(why).to_contain_text("why pod default/llm-trainer: pending, first empty stage free")
+    expect(why).to_contain_text("hgx-h200-03/gpu-0: allocated to claim gpu-demo/trainer-")
     capacity = tour.locator(".jp-CodeCell").filter(has_text="%dra capacity single-gpu")
     expect(capacity).to_contain_text("more copies of template/single-gpu fit now")
 

@@ -41,5 +41,5 @@ def test_magic_returns_the_check_runner_with_the_verdict_and_the_streamed_log(sh
     assert "<b style='color:#1a7f37'>PASS</b>" in runner._title.value
     assert runner._stage_table.value.count("<tr>") == len(runner.stages) + 1  # with the header row
     assert "MIG 3g.40gb" in runner._log_box.value
-    assert runner._verdict_box.value.startswith(verdict._repr_html_()) and "cleaned up Pod/" in runner._verdict_box.value
+    assert runner._verdict_box.value.startswith(verdict._repr_html_()) and "cleaned up: Pod/" in runner._verdict_box.value
     assert repr(runner).splitlines()[0].startswith("%dra check mig-profile --set profile=3g.40gb: PASS")

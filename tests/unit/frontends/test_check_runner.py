@@ -93,3 +93,20 @@ def test_a_check_that_raises_leaves_the_runner_without_a_verdict():
     with pytest.raises(KeyboardInterrupt):
         runner.run()
     assert runner.verdict is None and runner.status == "" and not runner._again.disabled
+
+
+def test_a_failed_cleanup_is_shown_under_the_verdict_and_repeated_notes_are_not():
+    from drawb.check.verdict import Stage
+
+    def start(progress):
+        progress.stage(Stage(0.0, "start", "checking something"))
+        progress.log("cuda-check", "GPU 0: NVIDIA H200 (UUID: GPU-1)")
+        progress("cleanup failed: 403; delete the objects labelled drawb/check-run=1")
+        progress("cleaned up Pod/p")
+        return Verdict(status=PASS, reason="fine", run_id="1", namespace="n", pod="p", cleaned_up=["Pod/p"])
+
+    runner = CheckRunner(start, title="by hand")
+    runner.run()
+    assert runner.stages == [(0.0, "start", "checking something")] and runner.log_text.endswith("(UUID: GPU-1)")
+    assert runner.notes[0].startswith("cleanup failed: 403")
+    assert "<li>cleanup failed: 403" in runner._verdict_box.value and "<li>cleaned up" not in runner._verdict_box.value
