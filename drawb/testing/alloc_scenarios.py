@@ -16,6 +16,8 @@ and ``claims`` from it as they are, or better as the API server stored them.
 
 from __future__ import annotations
 
+import collections
+import copy
 import math
 import random
 from dataclasses import dataclass, field
@@ -86,18 +88,47 @@ def nvidia_classes() -> list[dict]:
     return [_labelled(c, None) for c in nvidia_device_classes()]
 
 
-def generate(seed: int, prefix: str = "ad") -> AllocScenario:
-    """The scenario of ``seed`` (the same seed always gives the same objects)."""
+def generate(seed: int, prefix: str = "ad", kubernetes_version: str = "1.34") -> AllocScenario:
+    """The scenario of ``seed`` (the same seed always gives the same objects), shaped for that version's API."""
     rng = random.Random(seed)
     name = f"{prefix}{seed:04d}"
     scenario = _Generator(rng, name).build()
     scenario.seed = seed
+    if tuple(int(x) for x in kubernetes_version.split(".")[:2]) >= (1, 35):
+        scenario.slices = split_counters(scenario.slices)
     return scenario
 
 
-def generate_many(count: int, first_seed: int = 0, prefix: str = "ad") -> list[AllocScenario]:
+def generate_many(count: int, first_seed: int = 0, prefix: str = "ad",
+                  kubernetes_version: str = "1.34") -> list[AllocScenario]:
     """``count`` scenarios with consecutive seeds."""
-    return [generate(first_seed + i, prefix) for i in range(count)]
+    return [generate(first_seed + i, prefix, kubernetes_version) for i in range(count)]
+
+
+def split_counters(slices: list[dict]) -> list[dict]:
+    """The 1.35+ shape of partitionable slices: a slice holds ``sharedCounters`` or ``devices``, not both
+    (the API server refuses both since 1.35), so each slice with both becomes a counters-only slice and a
+    devices-only slice of the same pool, and the pool's ``resourceSliceCount`` counts them all."""
+    def pool(rs: dict) -> tuple[str, str]:
+        return rs["spec"]["driver"], rs["spec"]["pool"]["name"]
+
+    out: list[dict] = []
+    added: collections.Counter = collections.Counter()  # pool -> slices the split adds to it
+    for rs in slices:
+        spec = rs["spec"]
+        if not (spec.get("sharedCounters") and spec.get("devices")):
+            out.append(rs)
+            continue
+        counters = copy.deepcopy(rs)
+        counters["metadata"]["name"] += "-counters"
+        del counters["spec"]["devices"]
+        devices = copy.deepcopy(rs)
+        del devices["spec"]["sharedCounters"]
+        out += [counters, devices]
+        added[pool(rs)] += 1
+    for rs in out:
+        rs["spec"]["pool"]["resourceSliceCount"] += added[pool(rs)]
+    return out
 
 
 def _labelled(obj: dict, scenario: str | None) -> dict:

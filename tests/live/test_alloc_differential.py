@@ -110,7 +110,7 @@ def test_drawb_allocates_like_the_real_scheduler(cluster, timings):
     gates = {g: enabled.get(g, False) for g in DRA_GATES}
     assert gates["DRAPartitionableDevices"] and gates["DRADeviceTaints"]
     namespace = _namespace(cluster)
-    scenarios = generate_many(SCENARIOS)
+    scenarios = generate_many(SCENARIOS, kubernetes_version=version)
     shared = nvidia_classes()
     alloc_live.publish(api, scenarios, shared, cluster.cluster.pod_log_dir)
     stored = alloc_live.stored_state(api, scenarios)

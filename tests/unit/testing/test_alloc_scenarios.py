@@ -72,3 +72,21 @@ def test_searches_stay_small():
                     if body.get("allocationMode") != "All" and count <= 32:
                         tries *= math.perm(devices, min(count, devices))
         assert tries <= SEARCH_BOUND or sum(len(c["spec"]["devices"]["requests"]) for c in s.claims) == len(s.claims)
+
+
+def test_from_1_35_a_slice_holds_counters_or_devices_and_pools_count_their_slices():
+    for old, new in zip(generate_many(60), generate_many(60, kubernetes_version="1.37")):
+        assert not any(rs["spec"].get("sharedCounters") and rs["spec"].get("devices") for rs in new.slices)
+        def pool(rs):
+            return rs["spec"]["driver"], rs["spec"]["pool"]["name"]
+
+        pools = collections.Counter(pool(rs) for rs in new.slices)
+        assert all(rs["spec"]["pool"]["resourceSliceCount"] == pools[pool(rs)] for rs in new.slices)
+        def devices(slices):
+            return sorted(d["name"] for rs in slices for d in rs["spec"].get("devices", []))
+
+        def counter_sets(slices):
+            return sorted(c["name"] for rs in slices for c in rs["spec"].get("sharedCounters", []))
+
+        assert devices(new.slices) == devices(old.slices) and counter_sets(new.slices) == counter_sets(old.slices)
+    assert any(len(new.slices) > len(old.slices) for old, new in zip(generate_many(60), generate_many(60, kubernetes_version="1.37")))
