@@ -62,6 +62,7 @@ class _Checker:
         self.cel_gates = {k: v for k, v in gates.items() if k in GATE_DEFAULTS}
         self.devices: dict[DeviceKey, tuple[dict, dict]] = {}  # key -> (device, slice)
         self.complete: dict[tuple[str, str], bool] = {}
+        self.pool_counters: dict[tuple[str, str], list[dict]] = defaultdict(list)  # 1.35+: counter sets per pool
         self._compiled: dict[str, object] = {}
         self._visible(slices)
 
@@ -83,6 +84,7 @@ class _Checker:
             self.complete[pool] = counts[pool] == spec["pool"]["resourceSliceCount"]
             for dev in spec.get("devices", []):
                 self.devices[(spec["driver"], spec["pool"]["name"], dev["name"])] = (dev, s)
+            self.pool_counters[pool] += spec.get("sharedCounters", [])
 
     def _sees(self, rs: dict) -> bool:
         spec = rs["spec"]
@@ -248,7 +250,8 @@ class _Checker:
     # --- counters ---------------------------------------------------------------------------
 
     def counters(self, consumed: list[DeviceKey]) -> list[str]:
-        """Shared counters (1.34: per slice) must cover what allocated and new devices consume."""
+        """Shared counters must cover what allocated and new devices consume: the counter sets of the
+        device's own slice on 1.34, of any slice of its pool from 1.35 (a slice then holds counters or devices)."""
         if not self.gates.get("DRAPartitionableDevices"):
             return []
         totals: dict[tuple[str, str, str], Quantity] = {}
@@ -257,13 +260,17 @@ class _Checker:
             if key not in self.devices:
                 continue
             device, rs = self.devices[key]
-            slice_name = rs["metadata"]["name"]
-            for counter_set in rs["spec"].get("sharedCounters", []):
+            if self.minor >= 35:
+                owner = rs["spec"]["pool"]["name"]
+                counter_sets = self.pool_counters[(rs["spec"]["driver"], owner)]
+            else:
+                owner, counter_sets = rs["metadata"]["name"], rs["spec"].get("sharedCounters", [])
+            for counter_set in counter_sets:
                 for counter, value in counter_set["counters"].items():
-                    totals[(slice_name, counter_set["name"], counter)] = Quantity(value["value"])
+                    totals[(owner, counter_set["name"], counter)] = Quantity(value["value"])
             for consumption in device.get("consumesCounters", []):
                 for counter, value in consumption["counters"].items():
-                    slot = (slice_name, consumption["counterSet"], counter)
+                    slot = (owner, consumption["counterSet"], counter)
                     used[slot] = used.get(slot, Quantity("0")) + Quantity(value["value"])
         out = []
         for slot, amount in sorted(used.items()):

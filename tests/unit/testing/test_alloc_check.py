@@ -104,6 +104,22 @@ def test_shared_counters_bound_what_devices_consume():
     assert any("counter s1/set/memory" in p for p in found), found
 
 
+def test_from_1_35_counter_sets_come_from_another_slice_of_the_pool():
+    counters = {"name": "set", "counters": {"memory": {"value": "80Gi"}}}
+    pool = {"name": "n1", "generation": 1, "resourceSliceCount": 2}
+    counter_slice = {"metadata": {"name": "s0"}, "spec": {"driver": "gpu.nvidia.com", "nodeName": "n1", "pool": pool,
+                                                          "sharedCounters": [counters]}}
+
+    def devices(memory: str) -> dict:
+        eat = [{"counterSet": "set", "counters": {"memory": {"value": memory}}}]
+        return _slice([_gpu("gpu-0", consumesCounters=eat), _gpu("gpu-1", consumesCounters=eat)],
+                      pool=dict(pool))
+
+    assert _check(_claim(TWO), _alloc("gpu-0", "gpu-1"), [counter_slice, devices("40Gi")], version="1.37") == []
+    found = _check(_claim(TWO), _alloc("gpu-0", "gpu-1"), [counter_slice, devices("50Gi")], version="1.37")
+    assert found == ["counter n1/set/memory: 100Gi consumed, 80Gi available"], found
+
+
 def test_only_the_newest_pool_generation_counts():
     slices = [_slice([_gpu("gpu-0")], name="old"), _slice([_gpu("gpu-1")], name="new", generation=2)]
     one = {"name": "r", "exactly": {"deviceClassName": "gpu.nvidia.com"}}
