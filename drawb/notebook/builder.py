@@ -1,6 +1,7 @@
-"""``builder``: the selector builder widget (``%dra builder``), a CEL selector checked and previewed as you type.
+"""``builder`` and ``build``: the selector builder (``%dra builder``, one CEL selector checked and previewed as
+you type) and the claim builder (``%dra build``, a whole claim and pod built by pointing and clicking).
 
-A subcommand of the notebook front end alone (``only="%dra"``): the ``drawb`` command line has no widgets.
+Subcommands of the notebook front end alone (``only="%dra"``): the ``drawb`` command line has no widgets.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from drawb.errors import PROG, UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
+    from drawb.notebook.claimbuilder import ClaimBuilder
     from drawb.notebook.widgets import SelectorBuilder
 
 
@@ -31,3 +33,33 @@ def builder(session: Session, args, cell) -> SelectorBuilder:
         return SelectorBuilder(session, device_class=args.device_class or "", node=args.node or "")
     except TraitError as exc:
         raise UsageError(str(exc), hint=f"`{PROG} classes` lists the DeviceClasses, `{PROG} devices` the nodes") from None
+
+
+@command(
+    "build",
+    "A widget to build a whole claim: requests, conditions from the devices present, count or All, firstAvailable, "
+    "constraints, sharing; live CEL, matches, predicted allocation and YAML; export, dry-run, apply, check.",
+    arg("--from", dest="source", metavar="KIND/NAME|TEMPLATE",
+        help="start from claim/NAME, template/NAME (a ResourceClaimTemplate in the cluster) or a bundled template"),
+    arg("-n", "--namespace", help="namespace of the manifests and of --from (default: the namespace option)"),
+    only="%dra",
+)
+def build(session: Session, args, cell) -> ClaimBuilder:
+    from drawb.notebook.claimbuilder import ClaimBuilder
+
+    namespace = args.namespace or ""
+    if not args.source:
+        widget = ClaimBuilder(session)
+    else:
+        kind, slash, name = args.source.partition("/")
+        if not slash:
+            widget = ClaimBuilder.from_template(session, args.source)
+        elif kind.lower() in ("claim", "resourceclaim") and name:
+            widget = ClaimBuilder.from_claim(session, name, namespace or None)
+        elif kind.lower() in ("template", "resourceclaimtemplate") and name:
+            widget = ClaimBuilder.from_claim_template(session, name, namespace or None)
+        else:
+            raise UsageError(f"--from {args.source!r}: expected claim/NAME, template/NAME or a bundled template",
+                             hint=f"`{PROG} templates` lists the bundled templates")
+    widget.namespace = namespace
+    return widget

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
-import numpy as np
 from traitlets import Int, TraitError, Unicode, observe, validate
 
 from drawb.cel import SelectResult, preview
-from drawb.inventory.view import summary_view
+from drawb.notebook.selection_html import MAX_ROWS, compile_error_html, errors_html, matches_html, status_html
 from drawb.session import Session
 
 if TYPE_CHECKING:
     import pandas as pd
 
-MATCH_COLUMNS = ["node", "device", "type", "product", "memory", "profile"]
-MAX_ROWS = 200  # devices rendered in each table; the counts always cover every device
+__all__ = ["MAX_ROWS", "SelectorBuilder"]
 
 
 class SelectorBuilder(widgets.VBox):
@@ -163,11 +160,11 @@ class SelectorBuilder(widgets.VBox):
         self._result = result
         error = None if result.compile_error is None else str(result.compile_error)
         self._set_counts(result.match_count, result.error_count, error)
-        self._status.value = _status_html(result, self.device_class)
+        self._status.value = status_html(result, self.device_class)
         if error is not None:
             self._show(compile_error=error, matches="", errors="")
         else:
-            self._show(compile_error=None, matches=_matches_html(result), errors=_errors_html(result))
+            self._show(compile_error=None, matches=matches_html(result), errors=errors_html(result))
 
     def _set_counts(self, matches: int, errors: int, compile_error: str | None) -> None:
         self.set_trait("match_count", matches)
@@ -179,54 +176,7 @@ class SelectorBuilder(widgets.VBox):
             self._compile_box.layout.display = "none"
             self._compile_box.value = ""
         else:
-            self._compile_box.value = (
-                '<pre style="font-family: monospace; white-space: pre; overflow-x: auto; '
-                'color: #b00020; background: #fff5f5; padding: 6px; margin: 0">'
-                f"{html.escape(compile_error)}</pre>"
-            )
+            self._compile_box.value = compile_error_html(compile_error)
             self._compile_box.layout.display = None
         self._matches.value = matches
         self._errors.value = errors
-
-
-def _status_html(result: SelectResult, device_class: str) -> str:
-    if result.compile_error is not None:
-        return "<b>CELCompileError</b>: the API server rejects this selector."
-    scope = f" (DeviceClass {html.escape(device_class)} first)" if device_class else ""
-    text = f"<b>{result.match_count}</b> of {result.total} devices match{scope}"
-    if result.error_count:
-        text += f"; <b>{result.error_count}</b> devices error (the scheduler aborts an allocation that reaches them)"
-    return text + "."
-
-
-def _first_rows(result: SelectResult, mask: np.ndarray) -> pd.DataFrame:
-    """The first MAX_ROWS rows of the result's frame where ``mask`` is set (no copy of the rest)."""
-    return result.frame.iloc[np.flatnonzero(mask)[:MAX_ROWS]]
-
-
-def _more(count: int) -> str:
-    return f"<p>First {MAX_ROWS} of {count} shown.</p>" if count > MAX_ROWS else ""
-
-
-def _matches_html(result: SelectResult) -> str:
-    if result.match_count == 0:
-        return ""
-    view = summary_view(_first_rows(result, result.matched)).reindex(columns=MATCH_COLUMNS).astype(object)
-    table = view.fillna("").to_html(index=False, border=0, classes="drawb-builder-matches")
-    return _left(table) + _more(result.match_count)
-
-
-def _errors_html(result: SelectResult) -> str:
-    if result.error_count == 0:
-        return ""
-    rows = np.flatnonzero(result.failed)[:MAX_ROWS]
-    errors = result.frame.iloc[rows][["node", "device"]].assign(error=list(result.error[rows]))
-    groups = errors.groupby(["node", "error"], sort=True)["device"].agg(", ".join)
-    table = groups.reset_index().rename(columns={"device": "devices"})[["node", "devices", "error"]]
-    html_table = table.to_html(index=False, border=0, classes="drawb-builder-errors")
-    return "<p><b>Errors</b> (the scheduler's message)</p>" + _left(html_table) + _more(result.error_count)
-
-
-def _left(table: str) -> str:
-    """A pandas HTML table aligned left (Lab's table style centres it)."""
-    return table.replace("<table ", '<table style="margin-left: 0" ', 1)
