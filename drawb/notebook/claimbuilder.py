@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 DEBOUNCE_S = 0.3  # typing pauses this long before the preview updates
+SHOWN_ROWS = 20  # devices in each table of a request (the counts cover every device)
 DEFAULT_VALUES = {"product": "productName", "mig_profile": "profile", "architecture": "architecture",
                   "compute_capability": "cudaComputeCapability", "driver_version": "driverVersion"}
 
@@ -107,6 +108,7 @@ class ClaimBuilder(widgets.VBox):
         self._classes: list[dict] = []
         self._state: Any = None
         self._present: dict[str, list[str]] = {}
+        self._rows: dict[tuple[int, int], ConditionRow] = {}
         self._build_controls()
         super().__init__(children=self._layout(), **kwargs)
         self.add_class("drawb-build")
@@ -190,8 +192,16 @@ class ClaimBuilder(widgets.VBox):
         kind = kind or old.kind
         if value is None:
             value = old.value if kind == old.kind else self._default_value(kind)
-        choice.conditions[index] = Condition(kind, value, (op if op is not None else old.op) if kind == old.kind else (op or ""))
-        self._rebuild()
+        new = Condition(kind, value, (op if op is not None else old.op) if kind == old.kind else (op or ""))
+        choice.conditions[index] = new
+        row = self._rows.get((id(choice), index))
+        if row is None or kind != old.kind:
+            self._rebuild()
+            return
+        row.show(new)  # the same controls: no rebuild, as when the value is typed
+        row.condition_before = new
+        self._problems.pop(id(row), None)
+        self.update()
 
     def remove_condition(self, index: int, *, request: str | None = None, alternative: str | None = None) -> None:
         """Remove condition ``index``."""
@@ -461,6 +471,7 @@ class ClaimBuilder(widgets.VBox):
         if self._frame is None:
             return
         self._problems.clear()
+        self._rows: dict[tuple[int, int], ConditionRow] = {}
         self._requests_box.children = [self._request_panel(r) for r in self.spec.requests]
         self._constraints_box.children = [self._constraint_row(i, c) for i, c in enumerate(self.spec.constraints)]
         self._syncing = True
@@ -584,6 +595,7 @@ class ClaimBuilder(widgets.VBox):
         row = ConditionRow(condition, self._present.get(condition.kind, []), on_change=on_change, on_kind=on_kind,
                            on_remove=on_remove)
         row.condition_before = condition
+        self._rows[(id(choice), index)] = row
         return row
 
     def _constraint_row(self, index: int, constraint: Constraint) -> ConstraintRow:
@@ -612,8 +624,8 @@ class ClaimBuilder(widgets.VBox):
                 out["matches"].value = out["errors"].value = ""
             elif item.result is not None:
                 out["status"].value = status_html(item.result, item.device_class)
-                out["matches"].value = "" if error else matches_html(item.result)
-                out["errors"].value = "" if error else errors_html(item.result)
+                out["matches"].value = "" if error else matches_html(item.result, limit=SHOWN_ROWS)
+                out["errors"].value = "" if error else errors_html(item.result, limit=SHOWN_ROWS)
         self._allocation.value = _allocation_html(outcome, self._session)
         notes = list(self._problems.values()) + ([outcome.error] if outcome.error else [])
         notes += [f"{i.level}: {i}" for i in outcome.issues]

@@ -75,11 +75,35 @@ class ConditionRow(widgets.HBox):
             self.unit.add_class("drawb-build-condition-unit")
         self.remove.on_click(lambda _button: on_remove())
 
+    def show(self, condition: Condition) -> None:
+        """Show ``condition`` (same kind) in the controls without calling back: the model already has it."""
+        self._silent = True
+        try:
+            self.condition = condition
+            if isinstance(self.value, widgets.Dropdown) and condition.value not in self.value.options:
+                self.value.options = sorted(set(self.value.options) | {condition.value})
+            if self.unit is not None:
+                number, unit = split_quantity(condition.value)
+                if unit not in self.unit.options:
+                    self.unit.options = [*self.unit.options, unit]
+                self.value.value, self.unit.value = number, unit
+            else:
+                self.value.value = condition.value
+            if not self.op.disabled:
+                self.op.value = condition.op
+            self.problem.value = ""
+        finally:
+            self._silent = False
+
+    _silent = False
+
     def text(self) -> str:
         """The value as typed (the number and unit together for memory)."""
         return f"{self.value.value}{self.unit.value}" if self.unit is not None else str(self.value.value)
 
     def _changed(self) -> None:
+        if self._silent:
+            return
         try:
             condition = Condition(self.condition.kind, self.text(), self.op.value)
         except BuildError as exc:

@@ -28,6 +28,7 @@ def compile_error_html(error: str) -> str:
 
 
 def status_html(result: SelectResult, device_class: str) -> str:
+    """One line: how many devices match, and how many error (or that the selector does not compile)."""
     if result.compile_error is not None:
         return "<b>CELCompileError</b>: the API server rejects this selector."
     scope = f" (DeviceClass {html.escape(device_class)} first)" if device_class else ""
@@ -37,32 +38,34 @@ def status_html(result: SelectResult, device_class: str) -> str:
     return text + "."
 
 
-def _first_rows(result: SelectResult, mask: np.ndarray) -> pd.DataFrame:
-    """The first MAX_ROWS rows of the result's frame where ``mask`` is set (no copy of the rest)."""
-    return result.frame.iloc[np.flatnonzero(mask)[:MAX_ROWS]]
+def _first_rows(result: SelectResult, mask: np.ndarray, limit: int) -> pd.DataFrame:
+    """The first ``limit`` rows of the result's frame where ``mask`` is set (no copy of the rest)."""
+    return result.frame.iloc[np.flatnonzero(mask)[:limit]]
 
 
-def _more(count: int) -> str:
-    return f"<p>First {MAX_ROWS} of {count} shown.</p>" if count > MAX_ROWS else ""
+def _more(count: int, limit: int) -> str:
+    return f"<p>First {limit} of {count} shown.</p>" if count > limit else ""
 
 
-def matches_html(result: SelectResult) -> str:
+def matches_html(result: SelectResult, limit: int = MAX_ROWS) -> str:
+    """The first ``limit`` matching devices as a table (node, device, type, product, memory, profile)."""
     if result.match_count == 0:
         return ""
-    view = summary_view(_first_rows(result, result.matched)).reindex(columns=MATCH_COLUMNS).astype(object)
+    view = summary_view(_first_rows(result, result.matched, limit)).reindex(columns=MATCH_COLUMNS).astype(object)
     table = view.fillna("").to_html(index=False, border=0, classes="drawb-builder-matches")
-    return _left(table) + _more(result.match_count)
+    return _left(table) + _more(result.match_count, limit)
 
 
-def errors_html(result: SelectResult) -> str:
+def errors_html(result: SelectResult, limit: int = MAX_ROWS) -> str:
+    """The first ``limit`` erroring devices, grouped by node and the scheduler's message."""
     if result.error_count == 0:
         return ""
-    rows = np.flatnonzero(result.failed)[:MAX_ROWS]
+    rows = np.flatnonzero(result.failed)[:limit]
     errors = result.frame.iloc[rows][["node", "device"]].assign(error=list(result.error[rows]))
     groups = errors.groupby(["node", "error"], sort=True)["device"].agg(", ".join)
     table = groups.reset_index().rename(columns={"device": "devices"})[["node", "devices", "error"]]
     html_table = table.to_html(index=False, border=0, classes="drawb-builder-errors")
-    return "<p><b>Errors</b> (the scheduler's message)</p>" + _left(html_table) + _more(result.error_count)
+    return "<p><b>Errors</b> (the scheduler's message)</p>" + _left(html_table) + _more(result.error_count, limit)
 
 
 def _left(table: str) -> str:

@@ -24,6 +24,7 @@ def test_a_built_claim_is_allocated_on_the_predicted_node(control_plane, namespa
         builder.add_condition("product", H100)
         builder.add_condition("memory", "40Gi")
         builder.set_count(2)
+        builder.containers = 2  # they keep running (a one-container pod runs nvidia-smi -L and ends, freeing the claim)
         builder.add_constraint("matchAttribute", "gpu.nvidia.com/productName")
         builder.template_name, builder.pod_name = "built-h100", "built-h100-pod"
         assert builder.valid, builder.outcome.issues

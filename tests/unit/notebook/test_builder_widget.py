@@ -276,3 +276,14 @@ def test_starting_points(shell):
     assert "no ResourceClaim 'nope'" in message
     message = shell.fails("%dra build --from pod/x")
     assert "expected claim/NAME, template/NAME" in message
+
+
+def test_changing_a_value_keeps_the_controls_and_a_kind_change_rebuilds_them(builder, devices):
+    builder.add_condition("product", H100)
+    (row,) = _rows(builder, ConditionRow)
+    builder.set_condition(0, "NVIDIA H200")
+    assert _rows(builder, ConditionRow) == [row] and row.value.value == "NVIDIA H200"
+    assert builder.match_count == _gpus_matching(devices, 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"')
+    builder.set_condition(0, "Hopper", kind="architecture")
+    (new_row,) = _rows(builder, ConditionRow)
+    assert new_row is not row and new_row.kind.value == "architecture"
