@@ -38,9 +38,18 @@ def status_html(result: SelectResult, device_class: str) -> str:
     return text + "."
 
 
+_SHOWN = {"node", "driver", "device", "claim", "reserved_for"}  # summary_view's columns, and the attributes
+_SHOWN_ATTRIBUTES = {"type", "productName", "profile", "memory"}  # it reads per driver
+
+
 def _first_rows(result: SelectResult, mask: np.ndarray, limit: int) -> pd.DataFrame:
-    """The first ``limit`` rows of the result's frame where ``mask`` is set (no copy of the rest)."""
-    return result.frame.iloc[np.flatnonzero(mask)[:limit]]
+    """The first ``limit`` rows of the result's frame where ``mask`` is set, and only the columns summary_view
+    reads, in one step: pandas deep-copies a frame's attrs on every operation, so the small frame drops them."""
+    frame = result.frame
+    columns = [i for i, c in enumerate(frame.columns) if c in _SHOWN or c.rsplit("/", 1)[-1] in _SHOWN_ATTRIBUTES]
+    small = frame.iloc[np.flatnonzero(mask)[:limit], columns]
+    small.attrs = {}
+    return small
 
 
 def _more(count: int, limit: int) -> str:
