@@ -5,7 +5,9 @@ from drawb's preview of the same manifests, the manifests back from the files an
 from __future__ import annotations
 
 import html
+import re
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -287,3 +289,16 @@ def test_changing_a_value_keeps_the_controls_and_a_kind_change_rebuilds_them(bui
     builder.set_condition(0, "Hopper", kind="architecture")
     (new_row,) = _rows(builder, ConditionRow)
     assert new_row is not row and new_row.kind.value == "architecture"
+
+
+@pytest.mark.parametrize("selector", ["device.driver == 'gpu.nvidia.com'", "device.attributes['gpu.nvidia.com'].type == 'mig'",
+                                      "true"])
+def test_the_match_table_holds_what_summary_view_shows(devices, selector):
+    from drawb.inventory.view import summary_view
+    from drawb.notebook.selection_html import matches_html
+
+    result = preview(devices, selector)
+    cells = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", matches_html(result, limit=500))]
+    view = summary_view(devices[result.matched]).reindex(columns=["node", "device", "type", "product", "memory", "profile"])
+    expected = [[html.escape("" if v is None or v is pd.NA else str(v)) for v in row] for row in view.astype(object).itertuples(index=False)]
+    assert cells == expected and len(cells) == result.match_count
