@@ -6,7 +6,8 @@ Connects to the simulated cluster, opens a ``ClaimBuilder`` (``%dra build``'s wi
 ``set_condition`` (the programmatic twin of typing a value and pausing; the debounce delay itself is
 not counted) until the widget shows the new CEL, match count, tables, validation, predicted
 allocation and YAML, for several condition kinds. The anchor, measured in the same run: ``drawb.cel.preview``
-of the same selector alone on the same device frame (the least a preview has to do).
+of the same selector alone on the same device frame (the least a preview has to do); beside it, the model's
+part of the update (``drawb.build.outcome.evaluate``: CEL preview, validation, predicted allocation, YAML).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
 
+    from drawb.build.outcome import evaluate
     from drawb.cel import preview
     from drawb.notebook.claimbuilder import ClaimBuilder
     from drawb.session import Session
@@ -49,11 +51,12 @@ def main() -> None:
     builder = ClaimBuilder(session, debounce=0)
     print(f"ClaimBuilder opened in {time.perf_counter() - start:.2f} s")
     classes = session.cluster.list("DeviceClass")
-    print(f"{'condition':<20} {'builder update (median ms)':>27} {'anchor: cel preview (median ms)':>32} {'matches':>8} node")
+    print(f"{'condition':<20} {'builder update (median ms)':>27} {'of it, evaluate() (ms)':>23} "
+          f"{'anchor: cel preview (median ms)':>32} {'matches':>8} node")
     for kind, value, other in CHANGES:
         builder.spec.requests[0].choices[0].conditions = []
         builder.add_condition(kind, other)
-        times, anchors = [], []
+        times, anchors, models = [], [], []
         for _ in range(args.runs):
             builder.set_condition(0, other)
             t = time.perf_counter()
@@ -63,7 +66,11 @@ def main() -> None:
             t = time.perf_counter()
             preview(frame, selector, device_classes=classes, class_name=builder.spec.requests[0].choices[0].device_class)
             anchors.append(time.perf_counter() - t)
-        print(f"{kind:<20} {median_ms(times):>27.1f} {median_ms(anchors):>32.1f} {builder.match_count:>8} "
+            t = time.perf_counter()
+            evaluate(builder.spec, frame=frame, classes=classes, state=builder._state, namespace="default",
+                     kubernetes_version=session.cluster.server_version(), cluster=session.cluster)
+            models.append(time.perf_counter() - t)
+        print(f"{kind:<20} {median_ms(times):>27.1f} {median_ms(models):>23.1f} {median_ms(anchors):>32.1f} {builder.match_count:>8} "
               f"{builder.predicted_node}")
 
 

@@ -59,22 +59,19 @@ def matches_html(result: SelectResult, limit: int = MAX_ROWS) -> str:
     if result.match_count == 0:
         return ""
     frame = result.frame
-    rows = np.flatnonzero(result.matched)[:limit]
-    columns = set(frame.columns)
-    drivers = frame["driver"].to_numpy(dtype=object)[rows]
-    cells: list[list[str]] = [[] for _ in rows]
-    for _header, name, capacity in _MATCH_CELLS:
-        if name is None:
-            values = frame[_header].to_numpy(dtype=object)[rows]
-            for out, value in zip(cells, values):
-                out.append(_cell(value))
-            continue
-        by_driver = {}
-        for driver in set(drivers) - {None}:
-            column = f"capacity:{driver}/{name}" if capacity else f"{driver}/{name}"
-            by_driver[driver] = frame[column].to_numpy(dtype=object)[rows] if column in columns else None
+    drivers_present = [d for d in frame["driver"].dropna().unique()]
+    wanted = ["node", "device", "driver"] + [f"capacity:{d}/{n}" if cap else f"{d}/{n}"
+                                             for d in drivers_present for _, n, cap in _MATCH_CELLS if n]
+    positions = [frame.columns.get_loc(c) for c in wanted if c in frame.columns]
+    small = frame.iloc[np.flatnonzero(result.matched)[:limit], positions]  # one cut of the rows shown
+    small.attrs = {}
+    arrays = {c: small[c].to_numpy(dtype=object) for c in small.columns}
+    drivers = arrays["driver"]
+    cells: list[list[str]] = [[] for _ in drivers]
+    for header, name, capacity in _MATCH_CELLS:
         for i, (out, driver) in enumerate(zip(cells, drivers)):
-            values = by_driver.get(driver)
+            column = header if name is None else f"capacity:{driver}/{name}" if capacity else f"{driver}/{name}"
+            values = arrays.get(column)
             out.append("" if values is None else _cell(values[i]))
     cells.sort(key=lambda row: (row[0], _natural(row[1])))
     head = "".join(f"<th>{h}</th>" for h, _, _ in _MATCH_CELLS)
