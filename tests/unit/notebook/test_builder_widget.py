@@ -302,3 +302,32 @@ def test_the_match_table_holds_what_summary_view_shows(devices, selector):
     view = summary_view(devices[result.matched]).reindex(columns=["node", "device", "type", "product", "memory", "profile"])
     expected = [[html.escape("" if v is None or v is pd.NA else str(v)) for v in row] for row in view.astype(object).itertuples(index=False)]
     assert cells == expected and len(cells) == result.match_count
+
+
+def test_check_runs_the_built_pod_and_judges_its_gpus(builder):
+    builder.add_condition("product", H100)
+    verdict = builder.check(timeout=60)
+    assert verdict.status == "PASS", verdict.reason
+    assert verdict.node == "dgx-h100-02" == builder.predicted_node
+    assert "PASS" in _by_class(builder, "drawb-build-result")[0].value
+
+
+def test_typing_is_debounced_on_the_kernels_event_loop(builder):
+    import asyncio
+
+    from drawb.notebook.claimbuilder import Debouncer
+
+    calls = []
+    debounced = Debouncer(lambda: calls.append(1), 0.05)
+
+    async def type_three_keys():
+        for _ in range(3):
+            debounced()
+            await asyncio.sleep(0.01)
+        assert calls == []  # still typing
+        await asyncio.sleep(0.2)
+
+    asyncio.run(type_three_keys())
+    assert calls == [1]
+    debounced()  # no event loop running: at once
+    assert calls == [1, 1]
