@@ -105,12 +105,16 @@ class Session:
 
     def devices(self):
         """The device frame with allocations, kept live between calls by watching the cluster."""
+        return self.live_devices().frame()
+
+    def live_devices(self):
+        """The watcher that keeps ``devices()`` current (a ``drawb.cluster.live.LiveDevices``, made on first use)."""
         from drawb.cluster.live import LiveDevices
 
         cluster = self.cluster
         if self._live is None:
             self._live = LiveDevices(cluster)
-        return self._live.frame()
+        return self._live
 
     def close(self) -> None:
         """Stop watching the connected cluster."""

@@ -40,6 +40,8 @@ COMMAND_MODULES = (
     "drawb.commands.migrate",
     "drawb.commands.manifests",
     "drawb.commands.why",
+    "drawb.commands.browse",
+    "drawb.commands.map",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -86,6 +86,12 @@ class DRAMagics(Magics, SessionTraits):
 
         if isinstance(result, WatchedTable):
             return show_watched(result)
+        cluster_map = sys.modules.get("drawb.map")
+        if cluster_map is not None and isinstance(result, cluster_map.ClusterMap):
+            from drawb.notebook.mapview import MapView
+
+            return MapView(self.session, result, selector=result.selector, device_class=result.device_class,
+                           detail=result.detail)
         return result
 
     def _check(self, line: str):

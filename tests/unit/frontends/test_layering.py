@@ -19,7 +19,7 @@ COMMAND_MODULES = ["drawb.cli"] + sorted(
 # drawb.alloc is being written: checked as soon as it exists
 PURE_CORE = [
     m for m in ("drawb.api", "drawb.inventory", "drawb.cel", "drawb.render", "drawb.gpu", "drawb.alloc", "drawb.plan",
-                "drawb.build")
+                "drawb.build", "drawb.map")
     if importlib.util.find_spec(m) is not None
 ]
 
