@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 ANY = ""  # a facet menu's value for "every value"
 DROPDOWN_FACETS = ("product", "type", "profile", "state")  # few values: a menu; node and claim: a combobox
+COMBO_OPTIONS = 1000  # suggestions a combobox lists (typing any other value of the facet works too)
 
 
 class DeviceBrowser(widgets.VBox):
@@ -286,7 +287,7 @@ class DeviceBrowser(widgets.VBox):
     def _facet_control(self, facet: str) -> widgets.Widget:
         if facet in DROPDOWN_FACETS:
             return widgets.Dropdown(description=facet)
-        return widgets.Combobox(description=facet, placeholder="any", ensure_option=True)
+        return widgets.Combobox(description=facet, placeholder="any")
 
     def _fill_menus(self) -> None:
         self._syncing = True
@@ -296,7 +297,7 @@ class DeviceBrowser(widgets.VBox):
                 if isinstance(control, widgets.Dropdown):
                     control.options = [("any", ANY)] + [(f"{v} ({n})", v) for v, n in values]
                 else:
-                    control.options = [v for v, _ in values]
+                    control.options = [v for v, _ in values[:COMBO_OPTIONS]]
         finally:
             self._syncing = False
         self._sync_controls()
@@ -333,9 +334,9 @@ class DeviceBrowser(widgets.VBox):
     def _on_facet(self, facet: str, value: str) -> None:
         if self._syncing:
             return
-        control = self._facets[facet]
-        if isinstance(control, widgets.Combobox) and value and value not in control.options:
-            return  # still typing: the combobox keeps only listed values
+        if value and isinstance(self._facets[facet], widgets.Combobox) and \
+                value not in {v for v, _ in self._table.facet_values(facet)}:
+            return  # still typing: not a value of the facet (yet)
         self.filter(**{facet: value or None})
 
     def _from_control(self, name: str, value) -> None:
