@@ -1,105 +1,146 @@
-"""``why`` for a pending 8-GPU ``matchAttribute`` pod on the 10,000-node synthetic cluster, half allocated.
+"""``why``, ``preview`` and ``capacity`` end to end, through the command runner, on the 10,000-node
+synthetic cluster with half of the devices allocated.
 
-Run: .venv/bin/python bench/bench_why.py [--runs 5] [--nodes 10000]
+Run: nice -n 5 .venv/bin/python bench/bench_why.py [--nodes 10000] [--runs 5]
 
-The cluster is `synthetic(--nodes, 8)` (the objects the simulated API server would hold) with every
-GPU device of the first half of the nodes (name order) held by an allocated claim, one per node.
-The pod asks for 8 GPUs of `gpu.nvidia.com` with `matchAttribute: resource.kubernetes.io/pcieRoot`:
-no node has 8 GPUs under one PCIe root, so it stays pending and `why` names the `constraints` stage.
-Measured: `drawb.explain.explain` on a ClusterState of those objects (the pure explanation: every
-device of every node through the funnel, then the constraint stage), median of `--runs`.
-Anchor, same run: the simulated scheduler's decision for the same pod (every node tried with
-`drawb.alloc.allocate`, the allocated state gathered once, as the scheduler's PreFilter does),
-which reaches the same verdict (no node) with no explanation.
+The session is connected to a simulated cluster made of `synthetic(--nodes, 8)` plus, as seed objects,
+one running pod per node of the first half of the nodes (name order) with a claim holding every GPU
+device of its node, and the pod ``bench/trainer`` whose claim ``eight`` asks for 8 GPUs of
+``gpu.nvidia.com`` with ``matchAttribute: resource.kubernetes.io/pcieRoot``: no node has 8 GPUs under
+one PCIe root, so it stays pending and ``why`` names the ``constraints`` stage. The template
+``one-gpu`` asks for 1 GPU by class.
+
+Each command runs as the CLI and the magic run it (``drawb.commands.registry.run_line``: parse, read
+the cluster through the Cluster protocol, compute, and for preview and capacity the table): the first
+call of the session (``first``) and the median of ``--runs`` further calls (``again``).
+Anchors in the same run: the simulated scheduler's own decision for the trainer pod
+(``drawb.cluster.sim.scheduler.schedule``: its filters and one ``drawb.alloc.Allocator`` asked node by
+node, pre-check included), which reaches the same verdict (no node) with no explanation; and reading
+the objects ``why`` reads (``read_state``: the Cluster protocol's lists), the floor of any command.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 
-from drawb.alloc.allocator import allocate_with
-from drawb.alloc.state import gather_allocated
-from drawb.alloc.versions import flavor
 from drawb.cluster.sim.classes import nvidia_device_classes
+from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import synthetic
-from drawb.explain import ClusterState, explain
+from drawb.commands.registry import run_line
+from drawb.session import Session
 
 GPU = "gpu.nvidia.com"
+NS = "bench"
 
 
-def objects(nodes: int) -> ClusterState:
-    """The half-allocated synthetic cluster and the pending pod with its claim."""
-    cluster = synthetic(nodes, 8)
+def _claim(name: str, request: dict, status: dict | None = None, constraints: list | None = None) -> dict:
+    devices: dict = {"requests": [request]}
+    if constraints:
+        devices["constraints"] = constraints
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": NS},
+             "spec": {"devices": devices}}
+    if status:
+        claim["status"] = status
+    return claim
+
+
+def _pod(name: str, claim: str, node: str | None = None) -> dict:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS},
+           "spec": {"containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": "gpus"}]}}],
+                    "resourceClaims": [{"name": "gpus", "resourceClaimName": claim}]}}
+    if node:
+        pod["spec"]["nodeName"] = node
+    return pod
+
+
+def cluster(nodes: int) -> SimCluster:
+    """The half-allocated synthetic cluster with the pending trainer pod, as a simulated cluster."""
+    scenario = synthetic(nodes, 8)
     by_node: dict[str, list[dict]] = {}
-    for rs in cluster.resource_slices:
+    for rs in scenario.resource_slices:
         by_node.setdefault(rs["spec"]["nodeName"], []).append(rs)
-    order = sorted(by_node)
-    claims = []
-    for name in order[: nodes // 2]:
+    objects: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}]
+    for name in sorted(by_node)[: nodes // 2]:
         results = [{"request": "req", "driver": GPU, "pool": name, "device": d["name"]}
                    for rs in by_node[name] if rs["spec"]["driver"] == GPU for d in rs["spec"]["devices"]]
-        claims.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                       "metadata": {"name": f"full-{name}", "namespace": "bench", "uid": f"uid-{name}"},
-                       "spec": {"devices": {"requests": [{"name": "req", "exactly": {
-                           "deviceClassName": GPU, "allocationMode": "ExactCount", "count": len(results)}}]}},
-                       "status": {"allocation": {"devices": {"results": results}},
-                                  "reservedFor": [{"resource": "pods", "name": f"job-{name}", "uid": f"pod-{name}"}]}})
-    claims.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                   "metadata": {"name": "eight", "namespace": "bench", "uid": "uid-eight"},
-                   "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
-                       "deviceClassName": GPU, "allocationMode": "ExactCount", "count": 8}}],
-                       "constraints": [{"requests": ["gpus"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]}}})
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": "bench", "uid": "pod-trainer"},
-           "spec": {"containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": "gpus"}]}}],
-                    "resourceClaims": [{"name": "gpus", "resourceClaimName": "eight"}]},
-           "status": {"phase": "Pending"}}
-    return ClusterState(pods=[pod], claims=claims, slices=cluster.resource_slices, classes=nvidia_device_classes(),
-                        nodes=cluster.nodes, kubernetes_version="1.34")
+        request = {"name": "req", "exactly": {"deviceClassName": GPU, "allocationMode": "ExactCount",
+                                              "count": len(results)}}
+        pod = _pod(f"job-{name}", f"full-{name}", node=name)
+        pod["metadata"]["uid"] = f"pod-{name}"
+        pod["status"] = {"phase": "Running"}
+        objects.append(pod)
+        objects.append(_claim(f"full-{name}", request, {
+            "allocation": {"devices": {"results": results}},
+            "reservedFor": [{"resource": "pods", "name": f"job-{name}", "uid": f"pod-{name}"}]}))
+    eight = {"name": "gpus", "exactly": {"deviceClassName": GPU, "allocationMode": "ExactCount", "count": 8}}
+    objects.append(_claim("eight", eight, constraints=[{"requests": ["gpus"],
+                                                        "matchAttribute": "resource.kubernetes.io/pcieRoot"}]))
+    objects.append(_pod("trainer", "eight"))
+    objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": "one-gpu", "namespace": NS},
+                    "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                        "deviceClassName": GPU, "allocationMode": "ExactCount", "count": 1}}]}}}})
+    scenario.objects = objects
+    return SimCluster(scenario, workloads=False)
 
 
-def decision(state: ClusterState) -> str | None:
-    """The simulated scheduler's verdict for the pod: the first node where the claim fits, or None."""
-    chosen = flavor(state.kubernetes_version, state.feature_gates)
-    allocated = gather_allocated(state.allocated_claims, False)
-    claim = state.claim("bench", "eight")
-    for node in state.nodes:
-        name = node["metadata"]["name"]
-        if allocate_with(chosen, [claim], node=node, slices=state.slices_for(name), classes=state.classes,
-                         state=allocated) is not None:
-            return name
-    return None
+def decision(sim: SimCluster) -> str | None:
+    """The simulated scheduler's decision for the trainer pod (None: no node), made as its loop makes it."""
+    from drawb.cluster.sim.scheduler import schedule
+
+    life = sim.lifecycle
+    pod = life.pods[(NS, "trainer")]
+    nodes = life._ordered_nodes()
+    made = schedule(pod, [life.claims[(NS, "eight")]], nodes, len(nodes), life._allocator, lambda c: c in life.classes)
+    return made.node if made.scheduled else None
 
 
-def timed(fn, runs: int) -> tuple[float, float, object]:
-    times, value = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times), value
+def timed(fn) -> tuple[float, object]:
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+COMMANDS = {
+    "why trainer": f"why trainer -n {NS}",
+    "preview template/one-gpu": f"preview template/one-gpu -n {NS}",
+    "preview pod/trainer": f"preview pod/trainer -n {NS}",
+    "capacity template/one-gpu": f"capacity template/one-gpu -n {NS}",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--nodes", type=int, default=10000)
+    parser.add_argument("--only", choices=sorted(COMMANDS), action="append", help="run only these commands")
     args = parser.parse_args(argv)
-    state = objects(args.nodes)
-    first = time.perf_counter()
-    explanation = explain(state, "Pod", "bench", "trainer")
-    cold = time.perf_counter() - first
-    median, fastest, explanation = timed(lambda: explain(state, "Pod", "bench", "trainer"), args.runs)
-    anchor, anchor_min, verdict = timed(lambda: decision(state), max(1, args.runs // 2))
-    devices = sum(len(rs["spec"]["devices"]) for rs in state.slices)
-    print(f"synthetic({args.nodes}, 8): {devices} devices, {len(state.allocated_claims)} allocated claims")
-    print(f"why: state {explanation.state}, stage {explanation.stage}; {explanation.summary}")
-    print(f"| why (explain), first call | {cold * 1e3:,.0f} ms |")
-    print(f"| why (explain), median of {args.runs} | {median * 1e3:,.0f} ms (min {fastest * 1e3:,.0f}) |")
-    print(f"| anchor: simulated scheduler's decision (node: {verdict}) | {anchor * 1e3:,.0f} ms (min {anchor_min * 1e3:,.0f}) |")
-    print(f"| ratio why / decision | {median / anchor:.2f} |")
+    print(f"load average {os.getloadavg()[0]:.1f} at the start")
+    built, sim = timed(lambda: cluster(args.nodes))
+    session = Session(namespace=NS)
+    session._cluster = sim  # the connected cluster, as `%dra connect` leaves it
+    print(f"synthetic({args.nodes}, 8), half allocated: built in {built:.1f} s")
+    for label, line in COMMANDS.items():
+        if args.only and label not in args.only:
+            continue
+        first, result = timed(lambda: run_line(session, line, prog="drawb"))
+        again = [timed(lambda: run_line(session, line, prog="drawb"))[0] for _ in range(args.runs)]
+        summary = getattr(result, "summary", None) or getattr(result, "sentence", None) or str(result)[:200]
+        print(f"| {label} | first {first * 1e3:,.0f} ms | again median {statistics.median(again) * 1e3:,.0f} ms "
+              f"(min {min(again) * 1e3:,.0f}) |")
+        print(f"    {summary[:300]}")
+    from drawb.commands.why import read_state
+
+    reads = [timed(lambda: read_state(session))[0] for _ in range(max(1, args.runs))]
+    print(f"| anchor: read_state (the Cluster protocol's lists) | median {statistics.median(reads) * 1e3:,.0f} ms |")
+    anchors = [timed(lambda: decision(sim)) for _ in range(max(1, args.runs // 2))]
+    print(f"| anchor: simulated scheduler's decision for the trainer pod (node: {anchors[-1][1]}) | median "
+          f"{statistics.median(a[0] for a in anchors) * 1e3:,.0f} ms |")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
 

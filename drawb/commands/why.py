@@ -34,7 +34,7 @@ def why(session: Session, args, cell):
     else:
         kind, name = _parse_target(args.target)
         namespace = args.namespace or session.namespace
-    state = read_state(session)
+    state = read_state(session, namespace)
     if kind is None:
         kind = "Pod" if state.pod(namespace, name) is not None or state.claim(namespace, name) is None else "ResourceClaim"
     explanation = explain(state, kind, namespace, name)
@@ -80,8 +80,9 @@ def _from_file(path: str) -> tuple[str, str, str | None]:
                        hint="why explains a Pod or a ResourceClaim with metadata.name")
 
 
-def read_state(session: Session):
-    """The objects and the scheduler's version and gates, read from the connected cluster."""
+def read_state(session: Session, namespace: str | None = None):
+    """The objects and the scheduler's version and gates, read from the connected cluster (the events
+    of ``namespace`` only, when given: an explanation reads those of the one pod it explains)."""
     from drawb.alloc.versions import minor_of
     from drawb.api.gates import DRA_GATES
     from drawb.errors import DrawbError
@@ -98,7 +99,7 @@ def read_state(session: Session):
     return ClusterState(
         pods=cluster.list("Pod"), claims=cluster.list("ResourceClaim"), slices=cluster.list("ResourceSlice"),
         classes=cluster.list("DeviceClass"), nodes=cluster.list("Node"),
-        templates=cluster.list("ResourceClaimTemplate"), events=cluster.list("Event"),
+        templates=cluster.list("ResourceClaimTemplate"), events=cluster.list("Event", namespace),
         kubernetes_version=version, feature_gates=gates,
         simulated=cluster.description.startswith("simulated"),
     )

@@ -120,9 +120,7 @@ def _request_on_node(search: Search, key: Key, data: Any, node_name: str, holder
         if not stage:
             survivors["selectors"].append(device_id)
             if not request.admin_access and search.in_use(device_id):
-                held = holders.get(device_id) or []
-                reason = "allocated to " + (", ".join(str(h) for h in held) or "another claim")
-                drops.append(Drop(device_id, node_name, "free", reason, blocked_by=[device_id]))
+                drops.append(Drop(device_id, node_name, "free", held_reason(holders, device_id), blocked_by=[device_id]))
                 continue
         if not stage:
             survivors["free"].append(device_id)
@@ -146,6 +144,12 @@ def _request_on_node(search: Search, key: Key, data: Any, node_name: str, holder
         survivors["counters"].append(device_id)
     count = request.count if request.mode != "All" else len(survivors["selectors"])
     return RequestOnNode(key, data.name, class_name, count, request.mode == "All", survivors, drops)
+
+
+def held_reason(holders: Mapping[tuple[str, str, str], Any], device_id: tuple[str, str, str]) -> str:
+    """Why an allocated device is not free: the claims (and pods) holding it."""
+    held = holders.get(device_id) or []
+    return "allocated to " + (", ".join(str(h) for h in held) or "another claim")
 
 
 def _published(search: Search, candidate: Any) -> tuple[str, bool]:

@@ -4,11 +4,15 @@ Device stages come from ``drawb.explain.devices`` node by node; then, on the nod
 keeps enough devices, ``drawb.alloc.allocate`` decides whether the claims fit *together* (constraints,
 counters shared between requests); last, whether such a node is one the pod may use (its node selector,
 required affinity, node taints, the nodes of claims already allocated).
+
+Nodes alike (``drawb.explain.alike``) are computed once: ``Funnel.per_node`` holds every node's
+stages, made for the others of a group on first use by renaming, and the counts the explanation
+reports over all nodes are read from each group's first node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +22,10 @@ from drawb.alloc.constraints import lookup_attribute, scalar
 from drawb.alloc.rules import rules_for
 from drawb.alloc.state import gather_allocated
 from drawb.alloc.versions import flavor as resolve_flavor
+from drawb.explain.alike import Alike, blocked, renamable, renamed
 from drawb.explain.devices import DEVICE_STAGES, Drop, NodeStages, RequestOnNode, node_stages
 from drawb.explain.state import ClusterState, name_of
+from drawb.plan.relevance import relevant_attributes
 
 STAGES = (*DEVICE_STAGES, "constraints", "node")
 EXAMPLES = 3
@@ -27,10 +33,78 @@ ALLOCATE_LIMIT = 400  # nodes tried with the allocator for the "constraints" sta
 
 
 @dataclass
+class Group:
+    """Nodes alike: the first node's stages stand for every member's (see ``drawb.explain.alike``)."""
+
+    first: str
+    stages: NodeStages
+    members: list[str]  # in the cluster's order, the first one first
+    position: int  # the first member's place among the nodes
+    by_key: dict[tuple[int, int, int], RequestOnNode] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_key = {r.key: r for r in self.stages.requests}
+
+
+class NodeMap(Mapping):
+    """Every node's stages (nodes with slices, in the cluster's order): a node alike to an earlier one
+    is renamed from it on first use; ``group(node)`` is its group."""
+
+    def __init__(self, state: ClusterState, alike: Alike) -> None:
+        self._state, self._alike = state, alike
+        self._group: dict[str, Group] = {}
+        self.groups: list[Group] = []
+        self._made: dict[str, NodeStages] = {}
+
+    def add(self, node: str, stages: NodeStages) -> Group:
+        """A node computed on its own (the first of its group)."""
+        group = self._group[node] = Group(node, stages, [node], len(self._group))
+        self.groups.append(group)
+        return group
+
+    def join(self, node: str, group: Group) -> None:
+        """A node alike to ``group``'s first one."""
+        self._group[node] = group
+        group.members.append(node)
+
+    def group(self, node: str) -> Group:
+        return self._group[node]
+
+    def first(self, node: str) -> NodeStages:
+        return self._group[node].stages
+
+    def pools(self, node: str) -> dict | None:
+        """The group's first node's pools -> this node's (None: the node is its group's first)."""
+        first = self._group[node].first
+        if first == node:
+            return None
+        return dict(zip(self._alike.pools[first], self._alike.pools[node]))
+
+    def __getitem__(self, node: str) -> NodeStages:
+        group = self._group[node]
+        if group.first == node:
+            return group.stages
+        made = self._made.get(node)
+        if made is None:
+            made = self._made[node] = renamed(group.stages, self.pools(node), node, self._state.slices_for(node),
+                                              self._state.holders)  # fmt: skip
+        return made
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._group
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._group)
+
+    def __len__(self) -> int:
+        return len(self._group)
+
+
+@dataclass
 class Funnel:
     """Everything computed for one set of claims."""
 
-    per_node: dict[str, NodeStages]
+    per_node: NodeMap
     groups: dict[tuple[int, int], list[tuple[int, int, int]]]  # (claim, request) -> its keys (subrequests)
     stage: str | None  # first stage that empties over all nodes (None: fits on a node the pod may use)
     local_stage: str | None  # the same over the nodes the pod may use
@@ -41,16 +115,33 @@ class Funnel:
     validation_error: str | None = None
     distinct_by_pointer: bool = False
     run: Any = None  # node name -> the allocator's answer for the claims there (the allocated state gathered once)
+    disjoint: bool = False  # no device is visible on two nodes
+    _ok: dict[tuple[int, str], bool] = field(default_factory=dict, repr=False)
 
     def requests_on(self, node: str) -> dict[tuple[int, int, int], RequestOnNode]:
         return {r.key: r for r in self.per_node[node].requests} if node in self.per_node else {}
 
+    def first_requests(self, node: str) -> dict[tuple[int, int, int], RequestOnNode]:
+        """The requests of the first node of ``node``'s group: the same counts and reasons, other names."""
+        return self.per_node.group(node).by_key if node in self.per_node else {}
+
     def node_ok(self, node: str, stage: str) -> bool:
         """Whether every request keeps enough devices after ``stage`` on ``node``."""
-        by_key = self.requests_on(node)
-        if not by_key:
+        if node not in self.per_node:
             return False
-        return all(any(by_key[k].enough(stage) for k in keys if k in by_key) for keys in self.groups.values())
+        by_key = self.per_node.group(node).by_key
+        cache = (id(by_key), stage)
+        ok = self._ok.get(cache)
+        if ok is None:
+            ok = self._ok[cache] = bool(by_key) and all(any(by_key[k].enough(stage) for k in keys if k in by_key)
+                                                        for keys in self.groups.values())  # fmt: skip
+        return ok
+
+    def blocked_by(self, node: str, stage: str) -> list[tuple[str, str, str]]:
+        """The allocated devices in the way at ``stage`` on ``node``."""
+        if node not in self.per_node:
+            return []
+        return blocked(self.per_node.first(node), self.per_node.pools(node), stage)
 
 
 def compute(state: ClusterState, claims: Sequence[Mapping[str, Any]], eligible: Mapping[str, str | None]) -> Funnel:
@@ -60,24 +151,33 @@ def compute(state: ClusterState, claims: Sequence[Mapping[str, Any]], eligible: 
     gates = dict(flavor.gates)
     allocated = gather_allocated(state.allocated_claims, gates.get("DRAConsumableCapacity", False))
     classes = {name_of(c): c for c in state.classes}
-    per_node: dict[str, NodeStages] = {}
+    alike = Alike(state, relevant_attributes(claims, classes, state.kubernetes_version, state.feature_gates), allocated)
+    per_node = NodeMap(state, alike)
+    firsts: dict[tuple, Group | None] = {}  # signature -> its group (None: each node on its own)
     errors = []
     for node in state.nodes:
         name = name_of(node)
         slices = state.slices_for(name)
         if not slices:
             continue
+        signature = alike.signature(name, slices)
+        group = firsts.get(signature) if signature is not None else None
+        if group is not None:
+            per_node.join(name, group)
+            continue
         stages = node_stages(claims, node, slices, classes, allocated, flavor, state.holders)
+        group = per_node.add(name, stages)
+        if signature is not None and signature not in firsts:
+            firsts[signature] = group if renamable(stages) else None
         if stages.error:
             errors.append(stages.error)
-        per_node[name] = stages
     groups: dict[tuple[int, int], list] = {}
-    for stages in per_node.values():
-        for r in stages.requests:
+    for group in per_node.groups:
+        for r in group.stages.requests:
             keys = groups.setdefault(r.key[:2], [])
             if r.key not in keys:
                 keys.append(r.key)
-    funnel = Funnel(per_node, groups, None, None)
+    funnel = Funnel(per_node, groups, None, None, disjoint=alike.disjoint)
     funnel.distinct_by_pointer = rules_for(flavor).distinct_by_pointer
     funnel.run = lambda name: allocate_with(flavor, claims, node=state.node_by_name[name], slices=state.slices_for(name),
                                             classes=state.classes, state=allocated)
@@ -108,32 +208,43 @@ def _first_short(funnel: Funnel, nodes: list[str]) -> str | None:
 def _together(funnel: Funnel, state: ClusterState, claims: Sequence[Mapping[str, Any]], nodes: list[str],
               local: list[str]) -> None:  # fmt: skip
     """Run the allocator on the nodes where every request keeps enough devices: the pod's own nodes
-    first (stopping at the first fit), then the others until a few fits are found."""
+    first (stopping at the first fit), then the others until a few fits are found. A node alike to
+    one already tried gets that node's refusal (the allocation depends only on what makes them alike)."""
     ready = [n for n in nodes if funnel.node_ok(n, "counters")]
     local_set = set(local)
     order = [n for n in ready if n in local_set] + [n for n in ready if n not in local_set]
+    refusals: dict[str, str] = {}  # a group (its first node) -> the constraint's quick refusal there
+    no_fit: set[str] = set()  # groups the allocator refused
     for name in order:
         if funnel.tried >= ALLOCATE_LIMIT:
             break
         if name not in local_set and len(funnel.fits_on) >= EXAMPLES:
             break
-        blocked = _constraint_blocks(funnel, claims, name)
+        group = funnel.per_node.first(name).node  # the group's first node
+        blocked = refusals.get(group)
+        if blocked is None:
+            blocked = refusals[group] = _constraint_blocks(funnel, claims, name)
         if blocked:
             if len(funnel.constraint_notes) < EXAMPLES:
                 funnel.constraint_notes.append(f"node {name}: {blocked}")
             continue
         funnel.tried += 1
-        try:
-            result = funnel.run(name)
-        except AllocationError as err:
-            funnel.errors[name] = str(err)
-            continue
+        if group in no_fit:
+            result = None
+        else:
+            try:
+                result = funnel.run(name)
+            except AllocationError as err:
+                funnel.errors[name] = str(err)
+                continue
         if result is not None:
             funnel.fits_on.append(name)
             if name in local_set:
                 return
-        elif len(funnel.constraint_notes) < EXAMPLES:
-            funnel.constraint_notes.append(f"node {name}: every request has enough devices alone, but not together")
+        else:
+            no_fit.add(group)
+            if len(funnel.constraint_notes) < EXAMPLES:
+                funnel.constraint_notes.append(f"node {name}: every request has enough devices alone, but not together")
 
 
 def _constraint_blocks(funnel: Funnel, claims: Sequence[Mapping[str, Any]], node: str) -> str:
@@ -188,11 +299,25 @@ def _device(funnel: Funnel, node: str, device_id: tuple[str, str, str]) -> Mappi
     return funnel.per_node[node].devices.get(device_id)
 
 
-def drops_at(funnel: Funnel, key: tuple[int, int, int], stage: str, nodes: list[str] | None = None) -> list[Drop]:
-    """The devices dropped at ``stage`` for request ``key`` (on ``nodes``, or everywhere)."""
-    out = []
-    for name in nodes if nodes is not None else funnel.per_node:
-        r = funnel.requests_on(name).get(key)
+def drop_count(funnel: Funnel, key: tuple[int, int, int], stage: str) -> int:
+    """How many devices (per node) are dropped at ``stage`` for request ``key``, over every node."""
+    total = 0
+    for group in funnel.per_node.groups:
+        r = group.by_key.get(key)
         if r is not None:
-            out += [d for d in r.drops if d.stage == stage]
-    return out
+            total += len(group.members) * len({d.device for d in r.drops if d.stage == stage})
+    return total
+
+
+def drops_at(funnel: Funnel, key: tuple[int, int, int], stage: str, limit: int) -> list[Drop]:
+    """The first ``limit`` devices dropped at ``stage`` for request ``key``, in node order."""
+    dropping = {id(g) for g in funnel.per_node.groups if key in g.by_key and any(d.stage == stage for d in g.by_key[key].drops)}
+    out: list[Drop] = []
+    if not dropping:
+        return out
+    for name in funnel.per_node:
+        if id(funnel.per_node.group(name)) in dropping:
+            out += [d for d in funnel.requests_on(name)[key].drops if d.stage == stage]
+            if len(out) >= limit:
+                break
+    return out[:limit]

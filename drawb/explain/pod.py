@@ -18,7 +18,7 @@ from drawb.alloc.taints import tolerates
 from drawb.explain import result as r
 from drawb.explain.devices import DEVICE_STAGES, Drop
 from drawb.explain.errors import InOtherNamespace, ObjectNotFound, PodHasNoClaims
-from drawb.explain.funnel import EXAMPLES, Funnel, compute, drops_at
+from drawb.explain.funnel import EXAMPLES, Funnel, compute, drop_count, drops_at
 from drawb.explain.result import Explanation, Remedy, RequestReport, StageCount
 from drawb.explain.state import ClusterState, allocation_of, meta, name_of, namespace_of, results_of
 
@@ -255,7 +255,8 @@ def _pending(state: ClusterState, out: Explanation, pod: Mapping[str, Any], pend
              eligible: Mapping[str, str | None]) -> Explanation:  # fmt: skip
     funnel = compute(state, pending, eligible)
     local = [n for n, why in eligible.items() if why is None]
-    refused = next(((n, funnel.per_node[n].error) for n in local if n in funnel.per_node and funnel.per_node[n].error), None)
+    refused = next(((n, funnel.per_node.first(n).error) for n in local
+                    if n in funnel.per_node and funnel.per_node.first(n).error), None)
     if refused is not None and "selector #" in refused[1]:
         return _selector_refusal(out, pending, *refused)
     if funnel.validation_error:
@@ -316,24 +317,31 @@ def _reports(funnel: Funnel, claims: list[dict]) -> list[RequestReport]:
     reports = []
     for (claim_i, _), keys in funnel.groups.items():
         for key in keys:
-            on_nodes = [(n, rs) for n in funnel.per_node for k, rs in funnel.requests_on(n).items() if k == key]
-            if not on_nodes:
+            on_groups = [g for g in funnel.per_node.groups if key in g.by_key]
+            if not on_groups:
                 continue
-            first = on_nodes[0][1]
+            first = on_groups[0].by_key[key]  # the first node with the request is a group's first
             stages, empties = [], None
             for stage in DEVICE_STAGES:
-                ids = {d for _, rs in on_nodes for d in rs.survivors[stage]}
-                best_node, best = max(((n, len(rs.survivors[stage])) for n, rs in on_nodes), key=lambda x: x[1])
-                drops = drops_at(funnel, key, stage)
-                stages.append(StageCount(stage, len(ids), best_node, best, len({(d.node, d.device) for d in drops}),
-                                         [_drop_text(d) for d in drops[:EXAMPLES]]))
-                if empties is None and not any(rs.enough(stage) for _, rs in on_nodes):
+                best = max(on_groups, key=lambda g: (len(g.by_key[key].survivors[stage]), -g.position))
+                drops = drops_at(funnel, key, stage, EXAMPLES)
+                stages.append(StageCount(stage, _survivors(funnel, on_groups, key, stage), best.first,
+                                         len(best.by_key[key].survivors[stage]), drop_count(funnel, key, stage),
+                                         [_drop_text(d) for d in drops]))
+                if empties is None and not any(g.by_key[key].enough(stage) for g in on_groups):
                     empties = stage
-            errors = [_drop_text(d) for n, rs in on_nodes for d in rs.drops if d.error][:EXAMPLES]
+            errors = [_drop_text(d) for g in on_groups for d in g.by_key[key].drops if d.error][:EXAMPLES]
             reports.append(RequestReport(f"{namespace_of(claims[claim_i])}/{name_of(claims[claim_i])}", first.name,
                                          first.class_name, "all" if first.all_mode else str(first.count),
                                          stages, empties, errors))
     return reports
+
+
+def _survivors(funnel: Funnel, groups: list[Any], key: tuple[int, int, int], stage: str) -> int:
+    """How many devices pass ``stage`` for ``key`` on some node (a device visible on several nodes once)."""
+    if funnel.disjoint:
+        return sum(len(g.members) * len(set(g.by_key[key].survivors[stage])) for g in groups)
+    return len({d for g in groups for n in g.members for d in funnel.requests_on(n)[key].survivors[stage]})
 
 
 def _drop_text(drop: Drop) -> str:
@@ -344,7 +352,7 @@ def _first_error(funnel: Funnel, local: list[str]) -> Drop | None:
     """A device whose pool or selector errors where the scheduler's search reaches it: on a node the pod
     may use with such a device, the allocator itself (exact to the scheduler's) is asked whether it stops."""
     for node in local:
-        errors = [d for rs in funnel.requests_on(node).values() for d in rs.drops if d.error]
+        errors = [d for rs in funnel.first_requests(node).values() for d in rs.drops if d.error]
         if not errors:
             continue
         try:
@@ -364,7 +372,7 @@ def _drop_key(funnel: Funnel, drop: Drop) -> tuple[int, int, int]:
 
 def _names(claims: list[dict], funnel: Funnel, key: tuple[int, int, int]) -> tuple[str, str]:
     for node in funnel.per_node:
-        rs = funnel.requests_on(node).get(key)
+        rs = funnel.first_requests(node).get(key)
         if rs is not None:
             return name_of(claims[key[0]]), rs.name
     return name_of(claims[key[0]]), ""
@@ -380,12 +388,12 @@ def _best(funnel: Funnel, nodes: list[str], stage: str) -> str | None:
     ready = [n for n in nodes if n in funnel.per_node and (index == 0 or funnel.node_ok(n, DEVICE_STAGES[index - 1]))]
     if not ready:
         return None
-    return max(ready, key=lambda n: sum(len(rs.survivors[stage]) for rs in funnel.requests_on(n).values()))
+    return max(ready, key=lambda n: sum(len(rs.survivors[stage]) for rs in funnel.first_requests(n).values()))
 
 
 def _short_keys(funnel: Funnel, node: str, stage: str) -> list[tuple[int, int, int]]:
     """The first key of every request (group) that has too few devices after ``stage`` on ``node``."""
-    by_key = funnel.requests_on(node)
+    by_key = funnel.first_requests(node)
     short = []
     for keys in funnel.groups.values():
         present = [k for k in keys if k in by_key]
@@ -506,8 +514,8 @@ def _preemption_note(state: ClusterState, pod: Mapping[str, Any], funnel: Funnel
     if stage not in ("free", "counters"):
         return []
     priority = (pod.get("spec") or {}).get("priority") or 0
-    holders = {h for n in local for rs in funnel.requests_on(n).values() for d in rs.drops if d.stage == stage
-               for dev in d.blocked_by for holder in state.holders.get(dev, []) for h in holder.pods}
+    holders = {h for n in local for dev in funnel.blocked_by(n, stage) for holder in state.holders.get(dev, [])
+               for h in holder.pods}
     lower = []
     for ref in sorted(holders):
         namespace, _, name = ref.partition("/")

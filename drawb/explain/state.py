@@ -50,6 +50,45 @@ class Holder:
         return f"claim {self.claim}" + (f" (pod {', '.join(self.pods)})" if self.pods else " (no pod)")
 
 
+class Holders(Mapping):
+    """Device -> the Holders of it, indexed on first use; a device's Holders are made when asked for."""
+
+    def __init__(self, claims: list[dict]) -> None:
+        self._claims = claims
+        self._index: dict[DeviceID, list[tuple[dict, bool]]] | None = None
+        self._made: dict[DeviceID, list[Holder]] = {}
+
+    def _by_device(self) -> dict[DeviceID, list[tuple[dict, bool]]]:
+        if self._index is None:
+            self._index = {}
+            for claim in self._claims:
+                for result in results_of(claim):
+                    device_id = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
+                    self._index.setdefault(device_id, []).append((claim, bool(result.get("adminAccess"))))
+        return self._index
+
+    def __getitem__(self, device_id: DeviceID) -> list[Holder]:
+        made = self._made.get(device_id)
+        if made is None:
+            made = self._made[device_id] = [_holder(claim, admin) for claim, admin in self._by_device()[device_id]]
+        return made
+
+    def __iter__(self):
+        return iter(self._by_device())
+
+    def __len__(self) -> int:
+        return len(self._by_device())
+
+    def __contains__(self, device_id: object) -> bool:
+        return device_id in self._by_device()
+
+
+def _holder(claim: Obj, admin: bool) -> Holder:
+    reserved = (claim.get("status") or {}).get("reservedFor") or []
+    pods = [f"{namespace_of(claim)}/{r.get('name', '')}" for r in reserved if r.get("resource") == "pods"]
+    return Holder(f"{namespace_of(claim)}/{name_of(claim)}", pods, admin)
+
+
 @dataclass
 class ClusterState:
     """The objects one explanation reads; ``kubernetes_version`` and ``feature_gates`` are the scheduler's."""
@@ -98,17 +137,9 @@ class ClusterState:
         return [c for c in self.claims if allocation_of(c)]
 
     @cached_property
-    def holders(self) -> dict[DeviceID, list[Holder]]:
+    def holders(self) -> Holders:
         """Who holds each allocated device (admin-access results too, marked)."""
-        out: dict[DeviceID, list[Holder]] = {}
-        for claim in self.allocated_claims:
-            reserved = (claim.get("status") or {}).get("reservedFor") or []
-            pods = [f"{namespace_of(claim)}/{r.get('name', '')}" for r in reserved if r.get("resource") == "pods"]
-            for result in results_of(claim):
-                device_id = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
-                holder = Holder(f"{namespace_of(claim)}/{name_of(claim)}", pods, bool(result.get("adminAccess")))
-                out.setdefault(device_id, []).append(holder)
-        return out
+        return Holders(self.allocated_claims)
 
     @cached_property
     def node_by_name(self) -> dict[str, dict]:

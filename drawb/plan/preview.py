@@ -142,14 +142,34 @@ def describe(device: Mapping[str, Any] | None, driver: str) -> dict[str, Any]:
     }
 
 
-def rows(fits: list[NodeFit], claims: list[dict], pick: str | None) -> list[dict]:
-    """One row per device per node: node, claim, request, device, product, memory, profile, pick."""
-    out = []
+def rows(fits: list[NodeFit], claims: list[dict], pick: str | None) -> dict[str, list]:
+    """The table's columns, one row per device per node: node, claim, request, device, product, memory,
+    profile, pick, driver, pool. A node's devices are its allocations made on a node alike to it, with
+    that node's pools renamed (``rename`` does the same for the whole allocation)."""
+    columns: dict[str, list] = {k: [] for k in ("node", "claim", "request", "device", "product", "memory", "profile",
+                                                "pick", "driver", "pool")}
+    names = [claim["metadata"]["name"] for claim in claims]
     for fit in fits:
-        for claim, allocation in zip(claims, fit.allocations):
+        view = fit.view
+        pools = {} if fit.source is None or fit.source is view or view is None else {
+            pool[1]: renamed[1] for pool, renamed in zip(fit.source.pools, view.pools)}
+        made = fit.made
+        if fit._allocations is not None:  # renamed already
+            made, pools = fit._allocations, {}
+        for name, allocation in zip(names, made):
             for r in ((allocation.get("devices") or {}).get("results") or []):
-                device = fit.view.device(r["driver"], r["pool"], r["device"]) if fit.view else None
-                out.append({"node": fit.node, "claim": claim["metadata"]["name"], "request": r["request"],
-                            "driver": r["driver"], "pool": r["pool"], "device": r["device"],
-                            **describe(device, r["driver"]), "pick": fit.node == pick})
-    return out
+                driver, device_name = r["driver"], r["device"]
+                pool = pools.get(r["pool"], r["pool"])
+                device = view.device(driver, pool, device_name) if view else None
+                about = describe(device, driver)
+                columns["node"].append(fit.node)
+                columns["claim"].append(name)
+                columns["request"].append(r["request"])
+                columns["device"].append(device_name)
+                columns["product"].append(about["product"])
+                columns["memory"].append(about["memory"])
+                columns["profile"].append(about["profile"])
+                columns["pick"].append(fit.node == pick)
+                columns["driver"].append(driver)
+                columns["pool"].append(pool)
+    return columns

@@ -6,7 +6,9 @@ cluster's version and gates. ``signature(view)`` is what an allocation on a node
 its pools in the allocator's order with their slices (attributes nobody reads left out, names
 left out), and which of their devices are already in use. Two nodes with the same signature get
 the same allocation, up to pool and node names (``rename``). Slices that are not local to a node
-(``allNodes``, ``nodeSelector``) make every node its own group.
+(``allNodes``, ``nodeSelector``) make every node its own group. The nodes in order, the slices per
+node and their canonical content are remembered for the last nodes and slices seen (the same
+objects), so the next command on an unchanged cluster does not redo them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import orjson
 
 from drawb.alloc.allocator import allocate_with
-from drawb.alloc.state import gather_allocated
+from drawb.alloc.state import AllocatedState, gather_allocated
 from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.plan.relevance import keeps
 
@@ -95,41 +97,21 @@ class PlanState:
         self.kubernetes_version = kubernetes_version
         self.feature_gates = dict(self.flavor.gates)
         self.consumable = self.feature_gates.get("DRAConsumableCapacity", False)
-        self.nodes = sorted(nodes, key=_name)
+        layout = _layout(list(nodes), list(slices))
+        self.nodes = layout.nodes
         self.classes = list(classes)
         self.class_by_name = {_name(c): c for c in self.classes}
-        self._local: dict[str, list[Obj]] = {}
-        self.nonlocal_slices: list[Obj] = []
-        for rs in sorted(slices, key=_name):
-            node_name = (rs.get("spec") or {}).get("nodeName")
-            if node_name:
-                self._local.setdefault(node_name, []).append(rs)
-            else:
-                self.nonlocal_slices.append(rs)
+        self._layout = layout
+        self._local = layout.local
+        self.nonlocal_slices = layout.nonlocal_slices
         self.claims = list(claims)
         self._by_pool: dict[PoolID, list[Obj]] = {}
         for claim in self.claims:
             for pool in dict.fromkeys((r.get("driver", ""), r.get("pool", "")) for r in results(claim)):
                 self._by_pool.setdefault(pool, []).append(claim)
-        self._in_use = self._in_use_by_pool()
+        self._in_use = in_use_by_pool(gather_allocated(self.claims, self.consumable))
         self._views: dict[str, NodeView] = {}
         self._signatures: dict[tuple[str, frozenset[str] | None], tuple] = {}
-
-    def _in_use_by_pool(self) -> dict[PoolID, tuple]:
-        """Per pool, the devices in use as the allocator counts them: (dedicated, shared, consumed)."""
-        state = gather_allocated(self.claims, self.consumable)
-        dedicated: dict[PoolID, list] = {}
-        shared: dict[PoolID, list] = {}
-        consumed: dict[PoolID, list] = {}
-        for driver, pool, name in state.allocated:
-            dedicated.setdefault((driver, pool), []).append(name)
-        for driver, pool, name, share in state.shared:
-            shared.setdefault((driver, pool), []).append((name, share))
-        for (driver, pool, name), amounts in state.capacity.items():
-            consumed.setdefault((driver, pool), []).append((name, tuple(sorted((k, str(v)) for k, v in amounts.items()))))
-        return {pool: (tuple(sorted(dedicated.get(pool, ()))), tuple(sorted(shared.get(pool, ()))),
-                       tuple(sorted(consumed.get(pool, ()))))
-                for pool in {*dedicated, *shared, *consumed}}
 
     def view(self, node: Obj) -> NodeView:
         """What an allocation on ``node`` looks at (remembered per node)."""
@@ -139,7 +121,7 @@ class PlanState:
             return cached
         local = self._local.get(name, [])
         shared = bool(self.nonlocal_slices)
-        pools = sorted({_pool_of(rs) for rs in (*local, *self.nonlocal_slices)})
+        pools = self._layout.pools(name)
         allocated = list({id(c): c for p in pools for c in self._by_pool.get(p, ())}.values())
         view = NodeView(node, [*local, *self.nonlocal_slices], pools, allocated, shared)
         self._views[name] = view
@@ -162,14 +144,84 @@ class PlanState:
         cached = self._signatures.get(key)
         if cached is not None:
             return cached
-        index = {pool: i for i, pool in enumerate(view.pools)}
-        slices = tuple((index[_pool_of(rs)], _canonical(rs, relevant)) for rs in view.slices)
+        slices = self._layout.canonical(view, relevant)
         signature = (slices, tuple(self._in_use.get(pool, ((), (), ())) for pool in view.pools))
         self._signatures[key] = signature
         return signature
 
 
-def _pool_of(rs: Obj) -> PoolID:
+class _Layout:
+    """Nodes in name order and slices per node, with each node's pools and its slices' content names
+    left out: what does not change while the cluster's nodes and slices are the same objects."""
+
+    def __init__(self, nodes: list[Obj], slices: list[Obj]) -> None:
+        self.given_nodes, self.given_slices = nodes, slices
+        self.nodes = sorted(nodes, key=_name)
+        self.local: dict[str, list[Obj]] = {}
+        self.nonlocal_slices: list[Obj] = []
+        for rs in sorted(slices, key=_name):
+            node_name = (rs.get("spec") or {}).get("nodeName")
+            if node_name:
+                self.local.setdefault(node_name, []).append(rs)
+            else:
+                self.nonlocal_slices.append(rs)
+        self._pools: dict[str, list[PoolID]] = {}
+        self._canonical: dict[tuple[str, frozenset[str] | None], tuple] = {}
+
+    def same(self, nodes: list[Obj], slices: list[Obj]) -> bool:
+        """Whether ``nodes`` and ``slices`` are the objects this layout was made of, in order (objects of a
+        cluster are replaced whole, never changed in place, as an informer's store holds them)."""
+        return (len(nodes) == len(self.given_nodes) and len(slices) == len(self.given_slices)
+                and all(a is b for a, b in zip(nodes, self.given_nodes))
+                and all(a is b for a, b in zip(slices, self.given_slices)))  # fmt: skip
+
+    def pools(self, name: str) -> list[PoolID]:
+        """The pools a node sees, in the allocator's order."""
+        found = self._pools.get(name)
+        if found is None:
+            found = self._pools[name] = sorted({pool_of(rs) for rs in (*self.local.get(name, ()), *self.nonlocal_slices)})
+        return found
+
+    def canonical(self, view: NodeView, relevant: frozenset[str] | None) -> tuple:
+        """The view's slices as (pool index, canonical content), names left out."""
+        key = (view.name, relevant)
+        found = self._canonical.get(key)
+        if found is None:
+            index = {pool: i for i, pool in enumerate(view.pools)}
+            found = self._canonical[key] = tuple((index[pool_of(rs)], canonical_slice(rs, relevant)) for rs in view.slices)
+        return found
+
+
+_last_layout: list[_Layout] = []
+
+
+def _layout(nodes: list[Obj], slices: list[Obj]) -> _Layout:
+    """The layout of these nodes and slices (the last one is remembered, as the scheduler keeps its
+    node and slice caches between pods)."""
+    if _last_layout and _last_layout[0].same(nodes, slices):
+        return _last_layout[0]
+    layout = _Layout(nodes, slices)
+    _last_layout[:] = [layout]
+    return layout
+
+
+def in_use_by_pool(state: AllocatedState) -> dict[PoolID, tuple]:
+    """Per pool, the devices in use as the allocator counts them: (dedicated, shared, consumed)."""
+    dedicated: dict[PoolID, list] = {}
+    shared: dict[PoolID, list] = {}
+    consumed: dict[PoolID, list] = {}
+    for driver, pool, name in state.allocated:
+        dedicated.setdefault((driver, pool), []).append(name)
+    for driver, pool, name, share in state.shared:
+        shared.setdefault((driver, pool), []).append((name, share))
+    for (driver, pool, name), amounts in state.capacity.items():
+        consumed.setdefault((driver, pool), []).append((name, tuple(sorted((k, str(v)) for k, v in amounts.items()))))
+    return {pool: (tuple(sorted(dedicated.get(pool, ()))), tuple(sorted(shared.get(pool, ()))),
+                   tuple(sorted(consumed.get(pool, ()))))
+            for pool in {*dedicated, *shared, *consumed}}
+
+
+def pool_of(rs: Obj) -> PoolID:
     spec = rs.get("spec") or {}
     return spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
 
@@ -178,7 +230,7 @@ _canonical_cache: dict[tuple[int, frozenset[str] | None], tuple[Obj, bytes]] = {
 _CACHE_LIMIT = 200_000
 
 
-def _canonical(rs: Obj, relevant: frozenset[str] | None) -> bytes:
+def canonical_slice(rs: Obj, relevant: frozenset[str] | None) -> bytes:
     """A slice's content without its names and the attributes no selector reads (cached per object)."""
     key = (id(rs), relevant)
     cached = _canonical_cache.get(key)
