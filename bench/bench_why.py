@@ -10,6 +10,8 @@ device of its node, and the pod ``bench/trainer`` whose claim ``eight`` asks for
 one PCIe root, so it stays pending and ``why`` names the ``constraints`` stage. The template
 ``one-gpu`` asks for 1 GPU by class.
 
+The simulated clock stands still (``ManualClock``): after the cluster has settled once (its controllers
+and the scheduler's attempt on the trainer pod, timed apart), nothing happens between commands.
 Each command runs as the CLI and the magic run it (``drawb.commands.registry.run_line``: parse, read
 the cluster through the Cluster protocol, compute, and for preview and capacity the table): the first
 call of the session (``first``) and the median of ``--runs`` further calls (``again``).
@@ -27,7 +29,7 @@ import statistics
 import sys
 import time
 
-from drawb.cluster.sim.classes import nvidia_device_classes
+from drawb.cluster.sim.clock import ManualClock
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import synthetic
 from drawb.commands.registry import run_line
@@ -85,7 +87,7 @@ def cluster(nodes: int) -> SimCluster:
                     "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
                         "deviceClassName": GPU, "allocationMode": "ExactCount", "count": 1}}]}}}})
     scenario.objects = objects
-    return SimCluster(scenario, workloads=False)
+    return SimCluster(scenario, workloads=False, clock=ManualClock())  # time stands still: no kubelet steps between calls
 
 
 def decision(sim: SimCluster) -> str | None:
@@ -123,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     built, sim = timed(lambda: cluster(args.nodes))
     session = Session(namespace=NS)
     session._cluster = sim  # the connected cluster, as `%dra connect` leaves it
-    print(f"synthetic({args.nodes}, 8), half allocated: built in {built:.1f} s")
+    settled, _ = timed(lambda: sim.list("Namespace"))  # the cluster's own catch-up: the scheduler tries the trainer pod
+    print(f"synthetic({args.nodes}, 8), half allocated: built in {built:.1f} s, settled in {settled:.1f} s")
     for label, line in COMMANDS.items():
         if args.only and label not in args.only:
             continue

@@ -66,22 +66,19 @@ class NodeView:
     pools: list[PoolID]  # the node's own pools, in the allocator's order
     allocated: list[dict] = field(default_factory=list)  # claims holding devices of those pools
     shared: bool = False  # slices not local to the node are visible too
-    _devices: dict[tuple[str, str, str], Obj] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         return _name(self.node)
 
     def device(self, driver: str, pool: str, name: str) -> Obj | None:
-        """A device of this node's slices."""
-        if self._devices is None:
-            self._devices = {}
-            for rs in self.slices:
-                spec = rs.get("spec") or {}
-                key = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
-                for device in spec.get("devices") or []:
-                    self._devices.setdefault((*key, device.get("name", "")), device)
-        return self._devices.get((driver, pool, name))
+        """A device of this node's slices (the first of that name, in slice order)."""
+        for rs in self.slices:
+            if pool_of(rs) == (driver, pool):
+                device = _devices_of(rs).get(name)
+                if device is not None:
+                    return device
+        return None
 
 
 class PlanState:
@@ -203,6 +200,23 @@ def _layout(nodes: list[Obj], slices: list[Obj]) -> _Layout:
     layout = _Layout(nodes, slices)
     _last_layout[:] = [layout]
     return layout
+
+
+_device_maps: dict[int, tuple[Obj, dict[str, Obj]]] = {}
+
+
+def _devices_of(rs: Obj) -> dict[str, Obj]:
+    """A slice's devices by name, the first of each name (remembered per slice object)."""
+    cached = _device_maps.get(id(rs))
+    if cached is not None and cached[0] is rs:
+        return cached[1]
+    found: dict[str, Obj] = {}
+    for device in (rs.get("spec") or {}).get("devices") or []:
+        found.setdefault(device.get("name", ""), device)
+    if len(_device_maps) > _CACHE_LIMIT:
+        _device_maps.clear()
+    _device_maps[id(rs)] = (rs, found)
+    return found
 
 
 def in_use_by_pool(state: AllocatedState) -> dict[PoolID, tuple]:
