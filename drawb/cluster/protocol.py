@@ -70,6 +70,32 @@ KINDS: dict[str, Kind] = {
 }
 
 
+# Kinds drawb does not model but stores, lists and applies as given, so a user's manifest applies whole.
+OTHER_KINDS: dict[str, Kind] = {
+    k.kind: k
+    for k in (
+        Kind("ConfigMap", "v1", "configmaps", True),
+        Kind("Secret", "v1", "secrets", True),
+        Kind("Service", "v1", "services", True),
+        Kind("ServiceAccount", "v1", "serviceaccounts", True),
+        Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims", True),
+        Kind("PersistentVolume", "v1", "persistentvolumes", False),
+        Kind("LimitRange", "v1", "limitranges", True),
+        Kind("ResourceQuota", "v1", "resourcequotas", True),
+        Kind("ReplicaSet", "apps/v1", "replicasets", True),
+        Kind("Role", "rbac.authorization.k8s.io/v1", "roles", True),
+        Kind("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings", True),
+        Kind("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", False),
+        Kind("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
+        Kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", True),
+        Kind("Ingress", "networking.k8s.io/v1", "ingresses", True),
+        Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True),
+        Kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", True),
+        Kind("StorageClass", "storage.k8s.io/v1", "storageclasses", False),
+    )
+}
+
+
 class ClusterError(DrawbError):
     """Something a cluster refused or could not do; carries the server's message."""
 
@@ -98,11 +124,12 @@ class NotManagedByDrawb(ClusterError):
 
 
 def kind_of(name: str) -> Kind:
-    """Look up a kind by name (``ResourceSlice``), with the known kinds in the error."""
-    try:
-        return KINDS[name]
-    except KeyError:
-        raise ClusterError(f"unknown kind {name!r}; known kinds: {', '.join(KINDS)}") from None
+    """Look up a kind by name (``ResourceSlice``, or one of ``OTHER_KINDS``), with the known kinds in the error."""
+    known = KINDS.get(name) or OTHER_KINDS.get(name)
+    if known is None:
+        raise ClusterError(f"unknown kind {name!r}; known kinds: {', '.join([*KINDS, *OTHER_KINDS])}",
+                           hint="drawb applies built-in kinds only (no custom resources)")
+    return known
 
 
 def is_managed(obj: dict) -> bool:

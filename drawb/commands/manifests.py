@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from drawb.cluster.protocol import KINDS, ClusterError, NotManagedByDrawb
+from drawb.cluster.protocol import KINDS, OTHER_KINDS, ClusterError, NotManagedByDrawb, kind_of
 from drawb.commands.registry import arg, command
 from drawb.errors import PROG, DrawbError, UsageError
 from drawb.session import Session
@@ -79,7 +79,7 @@ def validate(session: Session, args, cell) -> rendering.ValidationReport:
 def _namespaced(kind: str) -> bool:
     from drawb.render import _CLUSTER_SCOPED
 
-    known = KINDS.get(kind)
+    known = KINDS.get(kind) or OTHER_KINDS.get(kind)
     return known.namespaced if known is not None else kind not in _CLUSTER_SCOPED
 
 
@@ -162,7 +162,7 @@ def apply(session: Session, args, cell) -> Applied:
 def kind_named(text: str) -> str:
     """The kind a user wrote (``pod``, ``pods``, ``ResourceClaim``, ``resourceclaims``), or a UsageError."""
     lowered = text.lower()
-    for kind in KINDS.values():
+    for kind in [*KINDS.values(), *OTHER_KINDS.values()]:
         if lowered in (kind.kind.lower(), kind.plural):
             return kind.kind
     raise UsageError(f"unknown kind {text!r}", hint=f"kinds: {', '.join(k.lower() for k in KINDS)}")
@@ -197,7 +197,7 @@ def delete(session: Session, args, cell) -> Deleted:
         if not slash or not name:
             raise UsageError("delete needs a kind and a name", hint=f"e.g. `{PROG} delete pod cuda-check`")
     kind = kind_named(kind_text)
-    namespace = (args.namespace or session.namespace) if KINDS[kind].namespaced else None
+    namespace = (args.namespace or session.namespace) if kind_of(kind).namespaced else None
     try:
         session.cluster.delete(kind, name, namespace, force_unmanaged=args.force_unmanaged)
     except NotManagedByDrawb as exc:

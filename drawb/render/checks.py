@@ -32,6 +32,11 @@ _CLAIM_SPEC_PATHS: dict[str, tuple[str, ...]] = {
 NVIDIA_DRIVER = "gpu.nvidia.com"
 NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
 _INTERVALS = ("Default", "Short", "Medium", "Long")
+# Limits of resource.k8s.io/v1 that the API server enforces (pkg/apis/resource/validation).
+MAX_REQUESTS = MAX_CONSTRAINTS = MAX_SELECTORS = 32
+MAX_DEVICES_PER_SLICE = 128
+MAX_ATTRIBUTES_AND_CAPACITIES = 32
+_NODE_SELECTION = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 
 
@@ -88,6 +93,10 @@ class _Checker:
     def error(self, path: str, message: str) -> None:
         self.issues.append(Issue("error", self.doc, path, message))
 
+    def refuse(self, path: str, message: str) -> None:
+        """An error the API server refuses the object for, too."""
+        self.issues.append(Issue("error", self.doc, path, message, refused_by_server=True))
+
     def warn(self, path: str, message: str) -> None:
         self.issues.append(Issue("warning", self.doc, path, message))
 
@@ -100,7 +109,7 @@ class _Checker:
             try:
                 self.world.compile_selector(expr, self.world.kubernetes_version)
             except ValueError as e:  # CELCompileError is a ValueError
-                self.error(f"{path}[{i}].cel.expression", f"selector does not compile:\n{e}")
+                self.refuse(f"{path}[{i}].cel.expression", f"selector does not compile:\n{e}")
 
     def quantity(self, value: Any, path: str, what: str) -> None:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -115,6 +124,7 @@ class _Checker:
     def device_class(self, doc: Mapping[str, Any]) -> None:
         spec = doc.get("spec") or {}
         self.selectors(spec.get("selectors"), "spec.selectors")
+        self.at_most(spec.get("selectors"), MAX_SELECTORS, "spec.selectors", "selectors")
         for i, cfg in enumerate(_list(spec.get("config"))):
             self.opaque(cfg.get("opaque"), f"spec.config[{i}].opaque")
         if spec.get("extendedResourceName") and minor_version(self.world.kubernetes_version) < 36:
@@ -123,6 +133,39 @@ class _Checker:
                 f"needs feature gate DRAExtendedResource (alpha, off by default in Kubernetes "
                 f"{self.world.kubernetes_version}); with the gate off the API server drops the field",
             )
+
+    # --- ResourceSlice -----------------------------------------------------------------------------
+    def resource_slice(self, doc: Mapping[str, Any]) -> None:
+        from drawb.api.names import is_dns1123_subdomain
+
+        spec = doc.get("spec") or {}
+        driver = spec.get("driver")
+        for problem in is_dns1123_subdomain(driver) if isinstance(driver, str) else ():
+            self.refuse("spec.driver", f"{driver!r} is not a DNS subdomain: {problem}")
+        chosen = [k for k in _NODE_SELECTION if spec.get(k) not in (None, False, "")]
+        if len(chosen) != 1:
+            self.refuse("spec", f"exactly one of {', '.join(_NODE_SELECTION)} is required"
+                        + (f"; the slice has {', '.join(chosen)}" if chosen else ""))
+        devices = _list(spec.get("devices"))
+        self.at_most(devices, MAX_DEVICES_PER_SLICE, "spec.devices", "devices")
+        names: set[str] = set()
+        for i, device in enumerate(devices):
+            if not isinstance(device, Mapping):
+                continue
+            path = f"spec.devices[{i}]"
+            name = device.get("name")
+            if isinstance(name, str):
+                self.dns_label(name, f"{path}.name")
+                if name in names:
+                    self.refuse(f"{path}.name", f"device name {name!r} is used twice in the slice")
+                names.add(name)
+            total = len(device.get("attributes") or {}) + len(device.get("capacity") or {})
+            if total > MAX_ATTRIBUTES_AND_CAPACITIES:
+                self.refuse(path, f"{total} attributes and capacities: resource.k8s.io/v1 allows at most "
+                            f"{MAX_ATTRIBUTES_AND_CAPACITIES} per device")
+            if device.get("bindingConditions") and not device.get("bindingFailureConditions"):
+                self.refuse(f"{path}.bindingFailureConditions", "bindingFailureConditions are required to use "
+                            "bindingConditions")
 
     # --- ResourceClaim(Template) ----------------------------------------------------------------
     def claim_spec(self, spec: Any, base: str) -> dict[str, list[str]]:
@@ -136,15 +179,18 @@ class _Checker:
             name = req.get("name")
             beta = [k for k in _BETA_KEYS if k in req]
             if beta:
-                self.error(
+                self.refuse(
                     path,
                     f"request {name!r} has {', '.join(beta)} directly under the request; resource.k8s.io/v1 "
                     f"nests them under 'exactly:' (or inside each 'firstAvailable' entry)",
                 )
+            if isinstance(name, str):
+                self.dns_label(name, f"{path}.name")
             if ("exactly" in req) == ("firstAvailable" in req):
-                self.error(path, f"request {name!r} needs exactly one of 'exactly' or 'firstAvailable'")
+                both = ", but both are set" if "exactly" in req else ""
+                self.refuse(path, f"request {name!r}: exactly one of `exactly` or `firstAvailable` is required{both}")
             if name in requests:
-                self.error(f"{path}.name", f"request name {name!r} is used twice")
+                self.refuse(f"{path}.name", f"request name {name!r} is used twice")
             subs: list[str] = []
             if isinstance(req.get("exactly"), Mapping):
                 self.exact(req["exactly"], f"{path}.exactly")
@@ -152,8 +198,10 @@ class _Checker:
                 if not isinstance(sub, Mapping):
                     continue
                 sub_name = sub.get("name")
+                if isinstance(sub_name, str):
+                    self.dns_label(sub_name, f"{path}.firstAvailable[{j}].name")
                 if sub_name in subs:
-                    self.error(f"{path}.firstAvailable[{j}].name", f"subrequest name {sub_name!r} is used twice")
+                    self.refuse(f"{path}.firstAvailable[{j}].name", f"subrequest name {sub_name!r} is used twice")
                 subs.append(sub_name)
                 self.exact(sub, f"{path}.firstAvailable[{j}]")
             requests[name] = subs
@@ -161,32 +209,51 @@ class _Checker:
             path = f"{base}.devices.constraints[{i}]"
             self.references(con.get("requests"), requests, f"{path}.requests", "constraint")
             if ("matchAttribute" in con) == ("distinctAttribute" in con):
-                self.error(path, "a constraint needs exactly one of matchAttribute or distinctAttribute")
+                self.refuse(path, "a constraint needs exactly one of matchAttribute or distinctAttribute")
             for key in ("matchAttribute", "distinctAttribute"):
                 attr = con.get(key)
                 if isinstance(attr, str) and "/" not in attr:
-                    self.error(
+                    self.refuse(
                         f"{path}.{key}",
                         f"{attr!r} must be fully qualified: <domain>/<name>, e.g. gpu.nvidia.com/{attr}",
                     )
-            if "distinctAttribute" in con and minor_version(self.world.kubernetes_version) < 36:
-                self.warn(
-                    f"{path}.distinctAttribute",
-                    f"needs feature gate DRAConsumableCapacity (alpha, off by default in Kubernetes "
-                    f"{self.world.kubernetes_version})",
-                )
+            if "distinctAttribute" in con:
+                self.distinct_attribute(f"{path}.distinctAttribute")
+        self.at_most(devices.get("requests"), MAX_REQUESTS, f"{base}.devices.requests")
+        self.at_most(devices.get("constraints"), MAX_CONSTRAINTS, f"{base}.devices.constraints")
         for i, cfg in enumerate(_list(devices.get("config"))):
             path = f"{base}.devices.config[{i}]"
             self.references(cfg.get("requests"), requests, f"{path}.requests", "config")
             self.opaque(cfg.get("opaque"), f"{path}.opaque")
         return requests
 
+    def distinct_attribute(self, path: str) -> None:
+        minor = minor_version(self.world.kubernetes_version)
+        if minor == 34:
+            self.warn(path, "Kubernetes 1.34 keeps distinctAttribute although its gate DRAConsumableCapacity is off by "
+                      "default, and its scheduler compares the devices themselves, not their attribute values: "
+                      "different devices always pass, so only one shared device cannot be picked twice; with "
+                      "DRAResourceClaimDeviceStatus off the scheduler cannot allocate the claim (empty constraint)")
+        elif minor < 36:
+            self.warn(path, f"needs feature gate DRAConsumableCapacity (alpha, off by default in Kubernetes "
+                      f"{self.world.kubernetes_version})")
+
+    def dns_label(self, name: str, path: str) -> None:
+        from drawb.api.names import is_dns1123_label
+
+        for problem in is_dns1123_label(name):
+            self.refuse(path, f"{name!r} is not a DNS label: {problem}")
+
+    def at_most(self, items: Any, limit: int, path: str, what: str = "items") -> None:
+        if len(_list(items)) > limit:
+            self.refuse(path, f"{len(items)} {what}: resource.k8s.io/v1 allows at most {limit}")
+
     def exact(self, req: Mapping[str, Any], path: str) -> None:
         if req.get("adminAccess") is True and self.namespace and self.world.namespace_labels is not None:
             labels = self.world.namespace_labels(self.namespace)
             if labels is not None and labels.get(ADMIN_ACCESS_LABEL) != "true":
-                self.error(f"{path}.adminAccess", f"admin access needs the label {ADMIN_ACCESS_LABEL}=true on namespace "
-                           f"{self.namespace!r}, which it lacks; the API server would refuse the claim")
+                self.refuse(f"{path}.adminAccess", f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` "
+                            f"label on the containing namespace; namespace {self.namespace!r} lacks it")
         cls = req.get("deviceClassName")
         known = self.world.all_classes()
         if isinstance(cls, str) and cls not in known and self.world.cluster_classes is not None:
@@ -196,11 +263,17 @@ class _Checker:
                 f"{', '.join(sorted(known)) or '(none)'}",
             )
         mode = req.get("allocationMode", "ExactCount")
+        if mode not in ("ExactCount", "All"):
+            self.refuse(f"{path}.allocationMode", f"allocationMode must be ExactCount or All, got {mode!r}")
         if mode == "All" and req.get("count") not in (None, 0):
-            self.error(f"{path}.count", "allocationMode All takes every matching device; leave count out")
-        if mode == "ExactCount" and isinstance(req.get("count"), int) and req["count"] < 1:
-            self.error(f"{path}.count", f"count must be at least 1, got {req['count']}")
+            self.refuse(f"{path}.count", "allocationMode All takes every matching device; leave count out")
+        count = req.get("count")
+        if mode == "ExactCount" and isinstance(count, int) and count < 0:
+            self.refuse(f"{path}.count", f"count must be at least 1, got {count}")
+        elif mode == "ExactCount" and count == 0:
+            self.warn(f"{path}.count", "count 0 counts as no count: the API server stores count 1 (one device)")
         self.selectors(req.get("selectors"), f"{path}.selectors")
+        self.at_most(req.get("selectors"), MAX_SELECTORS, f"{path}.selectors", "selectors")
         for key, value in ((_dig(req, ("capacity", "requests")) or {}).items()):
             self.quantity(value, f"{path}.capacity.requests.{key}", "capacity request")
 
@@ -208,13 +281,13 @@ class _Checker:
         for i, ref in enumerate(_list(refs)):
             req, _, sub = str(ref).partition("/")
             if req not in requests:
-                self.error(
+                self.refuse(
                     f"{path}[{i}]",
                     f"{what} names request {req!r}, which the claim does not have; requests: "
                     f"{', '.join(map(str, requests)) or '(none)'}",
                 )
             elif sub and sub not in requests[req]:
-                self.error(
+                self.refuse(
                     f"{path}[{i}]",
                     f"{what} names subrequest {ref!r}, which does not exist; subrequests of {req!r}: "
                     f"{', '.join(map(str, requests[req])) or '(none)'}",
@@ -294,11 +367,11 @@ class _Checker:
             path = f"{base}.resourceClaims[{i}]"
             name = rc.get("name")
             if name in declared:
-                self.error(f"{path}.name", f"claim name {name!r} is listed twice in resourceClaims")
+                self.refuse(f"{path}.name", f"claim name {name!r} is listed twice in resourceClaims")
             declared[name] = rc
             by_name, by_template = rc.get("resourceClaimName"), rc.get("resourceClaimTemplateName")
             if bool(by_name) == bool(by_template):
-                self.error(path, f"claim {name!r} needs exactly one of resourceClaimName or resourceClaimTemplateName")
+                self.refuse(path, f"claim {name!r} needs exactly one of resourceClaimName or resourceClaimTemplateName")
             elif by_template and by_template not in self.world.claim_templates:
                 self.warn(f"{path}.resourceClaimTemplateName", f"ResourceClaimTemplate {by_template!r} is not among "
                           "these manifests; it must already exist in the pod's namespace")
@@ -310,7 +383,7 @@ class _Checker:
         for i, term in enumerate(_list(terms)):
             for j, selector in enumerate(_list(term.get("matchFields") if isinstance(term, Mapping) else None)):
                 if selector.get("operator") in ("In", "NotIn") and len(_list(selector.get("values"))) != 1:
-                    self.error(f"{base}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                    self.refuse(f"{base}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                                f"nodeSelectorTerms[{i}].matchFields[{j}].values",
                                "a node field selector with In or NotIn takes exactly one value; use one term per node")
         used: set[str] = set()
@@ -323,7 +396,7 @@ class _Checker:
                     ref = claim.get("name")
                     used.add(ref)
                     if ref not in declared:
-                        self.error(path, f"container {cname!r} uses claim {ref!r}, which the pod's resourceClaims do "
+                        self.refuse(path, f"container {cname!r} uses claim {ref!r}, which the pod's resourceClaims do "
                                    f"not list; listed: {', '.join(map(str, declared)) or '(none)'}")
                         continue
                     if claim.get("request"):
@@ -385,6 +458,8 @@ def cross_reference_issues(docs: list[dict], world: World) -> list[Issue]:
         kind = doc.get("kind")
         if kind == "DeviceClass":
             checker.device_class(doc)
+        if kind == "ResourceSlice":
+            checker.resource_slice(doc)
         if kind in _CLAIM_SPEC_PATHS:
             path = _CLAIM_SPEC_PATHS[kind]
             checker.claim_spec(_dig(doc, path), ".".join(path))

@@ -43,6 +43,7 @@ class Issue:
     document: str  # "Kind/name"
     path: str  # dotted path inside the document, "" for the whole document
     message: str
+    refused_by_server: bool = False  # an error the API server refuses the object for (not only drawb's advice)
 
     def __str__(self) -> str:
         where = f"{self.document} {self.path}".strip() if self.path else self.document

@@ -109,4 +109,4 @@ def schema_issues(doc: dict, label: str, kubernetes_version: str) -> list[Issue]
                           f"it is served from {newer[0][:-2]} on")]
         return [Issue("error", label, "", f"Kubernetes {version[:-2]} has no schema for {what}; check apiVersion and kind")]
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    return [Issue("error", label, _path(e.absolute_path), _message(e)) for e in errors]
+    return [Issue("error", label, _path(e.absolute_path), _message(e), refused_by_server=True) for e in errors]

@@ -112,7 +112,12 @@ class KubeCluster:
                     "refusing to change it"
                 )
             existed.append(existing is not None)
-        checked = [self._apply_one(o, dry_run=True) for o in labelled]
+        # An object in a Namespace this call creates cannot be dry-run before the Namespace exists: the
+        # server checks it when it is applied, after its Namespace (and a refusal undoes the call).
+        new_namespaces = {o["metadata"]["name"] for o, was_there in zip(labelled, existed)
+                          if o.get("kind") == "Namespace" and not was_there}
+        checked = [o if o["metadata"].get("namespace") in new_namespaces else self._apply_one(o, dry_run=True)
+                   for o in labelled]
         if dry_run:
             return checked
         created: list[dict] = []

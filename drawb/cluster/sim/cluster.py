@@ -19,17 +19,22 @@ from drawb.cluster.protocol import (
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.clock import Clock, WallClock
 from drawb.cluster.sim.defaults import apply_defaults
-from drawb.cluster.sim.gates import check_gated_fields, drop_disabled_fields
+from drawb.cluster.sim.gates import drop_disabled_fields
 from drawb.cluster.sim.lifecycle import Lifecycle, keep_server_fields
 from drawb.cluster.sim.podlogs import pod_logs
 from drawb.cluster.sim.publish import stable_uuid
 from drawb.cluster.sim.scenarios import Scenario, build_scenario
-from drawb.cluster.sim.validate import check_object
+from drawb.cluster.sim.namespaces import (
+    SEEDED_NAMESPACES,
+    namespace_not_found,
+    namespace_object,
+    set_namespace_defaults,
+)
+from drawb.cluster.sim.validate import check_name, check_rules, check_schema
 from drawb.cluster.sim.watch import SimWatch
 from drawb.cluster.sim.workloads import demo_workloads
 
 SIM_VERSION = "v1.34.3"
-BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 Key = tuple[str, str | None, str]
 
@@ -70,10 +75,10 @@ class SimCluster:
         self._by_kind: dict[str, dict[tuple[str, str], dict]] = {}  # kind -> (namespace or "", name) -> object
         self._versions = itertools.count(1)
         self._watches: dict[str, SimWatch] = {}
-        self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), ".".join(minor),
+        self.kubernetes_version = ".".join(minor)
+        self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), self.kubernetes_version,
                                    self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()})
-        namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in BUILTIN_NAMESPACES]
-        seed = namespaces + self.scenario.nodes + self.scenario.resource_slices + self.scenario.device_classes
+        seed = [namespace_object(n) for n in SEEDED_NAMESPACES] + self.scenario.nodes + self.scenario.resource_slices + self.scenario.device_classes
         seed = seed + self.scenario.objects
         if workloads and self.scenario.name == "default":
             seed = seed + demo_workloads()
@@ -81,6 +86,8 @@ class SimCluster:
         for obj in seed:
             obj = copy.deepcopy(obj) if shared else obj
             drop_disabled_fields(obj, None, self.feature_gates)
+            if obj.get("kind") == "Namespace":
+                set_namespace_defaults(obj)
             self._store(obj)
 
     def _key(self, obj: dict) -> Key:
@@ -158,20 +165,29 @@ class SimCluster:
         return self._read(kind, obj) if obj is not None else None
 
     def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
-        """Store labelled copies of ``objects``; check all first so none is half-applied."""
+        """Store labelled copies of ``objects``, checked as the API server checks them; all are checked
+        first, so none is half-applied. A Namespace among them counts as existing for the objects after it."""
         prepared = []
+        new_namespaces: dict[str, dict] = {}
         for obj in objects:
-            check_object(obj)
+            check_name(obj)
             key = self._key(obj)
+            namespace = new_namespaces.get(key[1]) or self._objects.get(("Namespace", None, key[1]))
+            if key[1] is not None and namespace is None:
+                raise namespace_not_found(key[1])
             existing = self._objects.get(key)
             if existing is not None and not is_managed(existing):
                 raise NotManagedByDrawb(
                     f"{key[0]} '{key[2]}' exists and was not created by drawb; refusing to change it"
                 )
+            check_schema(obj, self.kubernetes_version)
             labelled = with_managed_label(copy.deepcopy(obj))
             drop_disabled_fields(labelled, existing, self.feature_gates)
             apply_defaults(labelled)
-            check_gated_fields(labelled, self._namespace_labels(key[1]))
+            labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
+            check_rules(labelled, self.kubernetes_version, lambda _name: labels)
+            if key[0] == "Namespace":
+                new_namespaces[key[2]] = set_namespace_defaults(labelled)
             labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
             if existing is not None:
                 keep_server_fields(labelled, existing)
@@ -183,10 +199,6 @@ class SimCluster:
         self.lifecycle.catch_up()
         return [copy.deepcopy(obj) for obj in stored]
 
-    def _namespace_labels(self, namespace: str | None) -> dict[str, str] | None:
-        ns = self._objects.get(("Namespace", None, namespace)) if namespace else None
-        return ((ns or {}).get("metadata") or {}).get("labels") or {}
-
     def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
         """Delete an object drawb created (any object with ``force_unmanaged``)."""
         ns = (namespace or "default") if kind_of(kind).namespaced else None
@@ -196,6 +208,9 @@ class SimCluster:
         if not is_managed(obj) and not force_unmanaged:
             raise NotManagedByDrawb(f"{kind} '{name}' was not created by drawb; refusing to delete it")
         self.lifecycle.catch_up()
+        if kind == "Namespace":  # the namespace controller deletes what is in it
+            for key in [k for k in self._objects if k[1] == name]:
+                self._discard(*key)
         self._discard(kind, ns, name)
         self.lifecycle.catch_up()
 

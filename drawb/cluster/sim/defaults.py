@@ -1,7 +1,7 @@
 """The defaults the API server fills into ResourceClaims and ResourceClaimTemplates it stores.
 
 ``resource.k8s.io/v1``: a request (``exactly``) or subrequest (``firstAvailable[]``) without
-``allocationMode`` gets ``ExactCount``, an ExactCount one without ``count`` gets 1, and a device
+``allocationMode`` gets ``ExactCount``, an ExactCount one without ``count`` (or with 0) gets 1, and a device
 toleration without ``operator`` gets ``Equal``. The claim the resourceclaim controller makes from
 a template therefore carries them too, as on the local control plane.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 def _default_request(request: dict) -> None:
     request.setdefault("allocationMode", "ExactCount")
-    if request["allocationMode"] == "ExactCount":
-        request.setdefault("count", 1)
+    if request["allocationMode"] == "ExactCount" and not request.get("count"):
+        request["count"] = 1  # count is omitempty in v1: 0 is no count, and gets the default too
     for toleration in request.get("tolerations") or ():
         toleration.setdefault("operator", "Equal")
 

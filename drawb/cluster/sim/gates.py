@@ -2,15 +2,12 @@
 
 Mirrors ``dropDisabledFields`` of ``pkg/registry/resource/*/strategy.go``: while a gate is off, its
 fields are removed from a new object, unless the stored object already used them (an update keeps
-what was there). Plus the two checks that make a dropped field visible: a request left with
-neither ``exactly`` nor ``firstAvailable``, and ``adminAccess`` in a namespace without the label.
+what was there). The server validates what is left (``validate.check_rules``): a request left with
+neither ``exactly`` nor ``firstAvailable`` is refused, and so is ``adminAccess`` kept in a namespace
+without the admin-access label.
 """
 
 from __future__ import annotations
-
-from drawb.cluster.protocol import ClusterError
-
-ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
 
 
 def _on(gates: dict[str, bool], *names: str) -> bool:
@@ -99,31 +96,3 @@ def drop_disabled_fields(new: dict, old: dict | None, gates: dict[str, bool]) ->
         _drop_slice(new, old, gates)
     elif kind in ("ResourceClaim", "ResourceClaimTemplate"):
         _drop_claim_spec(new, old, gates)
-
-
-def check_gated_fields(obj: dict, namespace_labels: dict[str, str] | None) -> None:
-    """Reject, worded as the API server, what the dropping left invalid or what a label forbids."""
-    kind, name = obj.get("kind"), obj["metadata"]["name"]
-    if kind == "ResourceSlice":
-        for i, device in enumerate(_slice_devices(obj)):
-            if device.get("bindingConditions") and not device.get("bindingFailureConditions"):
-                raise ClusterError(
-                    f'ResourceSlice.resource.k8s.io "{name}" is invalid: spec.devices[{i}].bindingFailureConditions: '
-                    "Invalid value: null: bindingFailureConditions are required to use bindingConditions",
-                    status=422, reason="Invalid")
-    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
-        return
-    base = "spec.devices.requests" if kind == "ResourceClaim" else "spec.spec.devices.requests"
-    for i, request in enumerate(_requests(obj)):
-        if "exactly" not in request and "firstAvailable" not in request:
-            raise ClusterError(
-                f'{kind}.resource.k8s.io "{name}" is invalid: {base}[{i}]: Required value: '
-                "exactly one of `exactly` or `firstAvailable` is required", status=422, reason="Invalid")
-    if kind != "ResourceClaim":
-        return
-    for i, request in enumerate(_requests(obj)):
-        if (request.get("exactly") or {}).get("adminAccess") and (namespace_labels or {}).get(ADMIN_NAMESPACE_LABEL) != "true":
-            raise ClusterError(
-                f'{kind}.resource.k8s.io "{name}" is invalid: {base}[{i}].adminAccess: Forbidden: admin access to '
-                f"devices requires the `{ADMIN_NAMESPACE_LABEL}: true` label on the containing namespace",
-                status=422, reason="Invalid")

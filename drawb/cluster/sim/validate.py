@@ -1,6 +1,14 @@
-"""The checks the simulated API server makes before it stores an object."""
+"""The checks the simulated API server makes before it stores an object.
+
+The same schema and rules as drawb's render validation (``drawb.render``): the strict OpenAPI schema of
+the cluster's version, then those of the cross-reference rules the API server enforces too
+(``Issue.refused_by_server``: selectors that compile, request names, the v1 limits such as 128 devices per
+slice, ...), run on the object as the server validates it, after the fields of disabled gates are dropped.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from drawb.api.names import invalid, is_dns1123_label, is_dns1123_subdomain
 from drawb.cluster.protocol import ClusterError, kind_of
@@ -8,8 +16,20 @@ from drawb.cluster.protocol import ClusterError, kind_of
 _LABEL_NAMED = {"Namespace"}
 
 
-def check_object(obj: dict) -> None:
-    """Raise ClusterError, worded like the API server, if ``obj`` would be rejected."""
+def _resource(kind_name: str) -> str:
+    kind = kind_of(kind_name)
+    group = kind.api_version.rpartition("/")[0]
+    return f"{kind.kind}.{group}" if group else kind.kind
+
+
+def _invalid(obj: dict, details: list[str]) -> ClusterError:
+    name = obj["metadata"]["name"]
+    return ClusterError(f'{_resource(obj["kind"])} "{name}" is invalid: {"; ".join(details)}', status=422,
+                        reason="Invalid")
+
+
+def check_name(obj: dict) -> None:
+    """Raise ClusterError, worded like the API server, if ``obj`` has no valid name."""
     kind = kind_of(obj.get("kind", ""))
     name = (obj.get("metadata") or {}).get("name") or ""
     if not name:
@@ -17,7 +37,26 @@ def check_object(obj: dict) -> None:
                            reason="Invalid")
     problems = (is_dns1123_label if kind.kind in _LABEL_NAMED else is_dns1123_subdomain)(name)
     if problems:
-        group = kind.api_version.rpartition("/")[0]
-        resource = f"{kind.kind}.{group}" if group else kind.kind
-        details = "; ".join(invalid("metadata.name", name, p) for p in problems)
-        raise ClusterError(f'{resource} "{name}" is invalid: {details}', status=422, reason="Invalid")
+        raise _invalid(obj, [invalid("metadata.name", name, p) for p in problems])
+
+
+def check_schema(obj: dict, kubernetes_version: str) -> None:
+    """Refuse a field the schema of ``kubernetes_version`` lacks, or a value of the wrong type."""
+    from drawb.render.checks import label
+    from drawb.render.schema import schema_issues
+
+    issues = [i for i in schema_issues(obj, label(obj), kubernetes_version) if i.refused_by_server]
+    if issues:
+        raise _invalid(obj, [f"{i.path}: {i.message}" if i.path else i.message for i in issues])
+
+
+def check_rules(obj: dict, kubernetes_version: str, namespace_labels: Callable[[str], dict | None]) -> None:
+    """Refuse what the API server's validation refuses (run on the object after gated fields are dropped)."""
+    from drawb.render import default_selector_compiler
+    from drawb.render.checks import World, cross_reference_issues
+
+    world = World(kubernetes_version=kubernetes_version, compile_selector=default_selector_compiler,
+                  namespace_labels=namespace_labels)
+    issues = [i for i in cross_reference_issues([obj], world) if i.refused_by_server]
+    if issues:
+        raise _invalid(obj, [f"{i.path}: {i.message}" for i in issues])

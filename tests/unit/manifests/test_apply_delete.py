@@ -11,7 +11,7 @@ apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata:
   name: one-gpu
-  namespace: gpu-team
+  namespace: gpu-test
 spec:
   spec:
     devices:
@@ -45,26 +45,26 @@ def session_of(shell):
 
 
 def test_apply_keeps_each_documents_namespace(shell, manifests):
-    shell.run("%config DRAMagics.namespace = 'research'")
+    shell.run("%config DRAMagics.namespace = 'gpu-demo'")
     applied = shell.run(f"%dra apply {manifests}")
     assert applied.status == "applied: 2 object(s), accepted by the simulated cluster (Kubernetes 1.34 rules)"
-    assert applied.rows() == [("ResourceClaimTemplate", "gpu-team", "one-gpu"), ("ResourceClaim", "research", "shared-gpu")]
+    assert applied.rows() == [("ResourceClaimTemplate", "gpu-test", "one-gpu"), ("ResourceClaim", "gpu-demo", "shared-gpu")]
     cluster = session_of(shell).cluster
-    assert cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-team") is not None
-    assert cluster.get("ResourceClaimTemplate", "one-gpu", "research") is None
-    assert cluster.get("ResourceClaim", "shared-gpu", "research")["metadata"]["labels"] == {
+    assert cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-test") is not None
+    assert cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-demo") is None
+    assert cluster.get("ResourceClaim", "shared-gpu", "gpu-demo")["metadata"]["labels"] == {
         "app.kubernetes.io/managed-by": "drawb"}
 
 
 def test_namespace_flag_fills_a_missing_namespace_and_refuses_a_conflict(shell, manifests):
-    err = shell.fails(f"%dra apply {manifests} -n ml")
-    assert err.splitlines()[0] == "UsageError: ResourceClaimTemplate/one-gpu is in namespace 'gpu-team', but -n says 'ml'"
+    err = shell.fails(f"%dra apply {manifests} -n default")
+    assert err.splitlines()[0] == "UsageError: ResourceClaimTemplate/one-gpu is in namespace 'gpu-test', but -n says 'default'"
     cluster = session_of(shell).cluster
-    assert cluster.list("ResourceClaim", "ml") == [] and cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-team") is None
-    applied = shell.run(f"%dra apply {manifests} -n gpu-team --dry-run")
-    assert applied.status.startswith("dry run: 2 object(s)") and cluster.get("ResourceClaim", "shared-gpu", "gpu-team") is None
-    shell.run("%%dra apply -n ml\n" + MANIFESTS.split("---\n")[1])
-    assert cluster.get("ResourceClaim", "shared-gpu", "ml") is not None
+    assert cluster.list("ResourceClaim", "default") == [] and cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-test") is None
+    applied = shell.run(f"%dra apply {manifests} -n gpu-test --dry-run")
+    assert applied.status.startswith("dry run: 2 object(s)") and cluster.get("ResourceClaim", "shared-gpu", "gpu-test") is None
+    shell.run("%%dra apply -n default\n" + MANIFESTS.split("---\n")[1])
+    assert cluster.get("ResourceClaim", "shared-gpu", "default") is not None
 
 
 def test_invalid_manifests_are_not_applied(shell, tmp_path):
@@ -73,23 +73,23 @@ def test_invalid_manifests_are_not_applied(shell, tmp_path):
     err = shell.fails(f"%dra apply {path}")
     assert err.startswith("InvalidManifest: 1 error(s) in the manifests:\n  - error: ")
     assert "DeviceClass 'gpu.nvidia.cmo' does not exist" in err and "nothing was applied" in err
-    assert session_of(shell).cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-team") is None
+    assert session_of(shell).cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-test") is None
 
 
 def test_command_line_apply_prints_status_on_stderr(manifests, capsys):
-    assert main(["apply", "-f", str(manifests), "-n", "gpu-team"]) == 0
+    assert main(["apply", "-f", str(manifests), "-n", "gpu-test"]) == 0
     out = capsys.readouterr()
     assert "applied: 2 object(s), accepted by the simulated cluster (Kubernetes 1.34 rules)" in out.err
-    assert [line.split() for line in out.out.splitlines()] == [["ResourceClaimTemplate/one-gpu", "gpu-team"],
-                                                               ["ResourceClaim/shared-gpu", "gpu-team"]]
+    assert [line.split() for line in out.out.splitlines()] == [["ResourceClaimTemplate/one-gpu", "gpu-test"],
+                                                               ["ResourceClaim/shared-gpu", "gpu-test"]]
     assert main(["apply", "-f", str(manifests), "-n", "ml"]) == 2
-    assert capsys.readouterr().err.startswith("UsageError: ResourceClaimTemplate/one-gpu is in namespace 'gpu-team'")
+    assert capsys.readouterr().err.startswith("UsageError: ResourceClaimTemplate/one-gpu is in namespace 'gpu-test'")
 
 
 def test_delete_only_what_drawb_created(shell, manifests):
     shell.run(f"%dra apply {manifests}")
-    assert repr(shell.run("%dra delete resourceclaimtemplate one-gpu -n gpu-team")) == (
-        "deleted resourceclaimtemplate/one-gpu in namespace gpu-team")
+    assert repr(shell.run("%dra delete resourceclaimtemplate one-gpu -n gpu-test")) == (
+        "deleted resourceclaimtemplate/one-gpu in namespace gpu-test")
     assert repr(shell.run("%dra delete ResourceClaim/shared-gpu")) == "deleted resourceclaim/shared-gpu in namespace default"
     err = shell.fails("%dra delete deviceclass gpu.nvidia.com")
     assert err.splitlines() == ["NotManagedByDrawb: DeviceClass 'gpu.nvidia.com' was not created by drawb; refusing to "
@@ -100,3 +100,18 @@ def test_delete_only_what_drawb_created(shell, manifests):
     assert err.splitlines()[0] == "ClusterError: no Pod 'nope' in namespace 'default'"
     err = shell.fails("%dra delete gadget x")
     assert err.splitlines()[0] == "UsageError: unknown kind 'gadget'"
+
+
+def test_apply_into_a_missing_namespace_is_refused_as_a_real_cluster_refuses_it(shell, manifests, capsys):
+    text = MANIFESTS.replace("gpu-test", "team-x")
+    err = shell.fails("%%dra apply\n" + text)
+    assert err.splitlines()[0] == 'ClusterError: namespaces "team-x" not found'
+    assert "apply a Namespace named 'team-x'" in err
+    assert session_of(shell).cluster.get("ResourceClaim", "shared-gpu", "default") is None
+    whole = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-x\n---\n" + text
+    applied = shell.run("%%dra apply\n" + whole)
+    assert applied.rows()[:2] == [("Namespace", "", "team-x"), ("ResourceClaimTemplate", "team-x", "one-gpu")]
+    path = manifests.parent / "elsewhere.yaml"
+    path.write_text(MANIFESTS.replace("gpu-test", "team-y"))
+    assert main(["apply", "-f", str(path)]) != 0
+    assert 'namespaces "team-y" not found' in capsys.readouterr().err

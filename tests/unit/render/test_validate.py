@@ -207,7 +207,7 @@ def test_a_node_field_selector_takes_one_value(compile_selector):
 def test_admin_access_needs_the_namespace_label_in_the_connected_cluster(compile_selector):
     label = {"resource.kubernetes.io/admin-access": "true"}
     unlabelled = FakeCluster(namespaces={"ops": {}})
-    with pytest.raises(ManifestInvalid, match="resource.kubernetes.io/admin-access=true on namespace 'ops'"):
+    with pytest.raises(ManifestInvalid, match="admin-access: true` label on the containing namespace; namespace 'ops' lacks it"):
         render("admin-access", namespace="ops", cluster=unlabelled, compile_selector=compile_selector)
     labelled = FakeCluster(namespaces={"ops": label})
     render("admin-access", namespace="ops", cluster=labelled, compile_selector=compile_selector)

@@ -1,0 +1,85 @@
+"""The shared corpus through the simulated cluster alone: each file gets the answer the real API server gave
+(recorded in the file's header, proven on the local control plane by tests/live/test_corpus_live.py),
+and the comparison rule of tests/contract/corpus.py sees what it must."""
+
+from __future__ import annotations
+
+import pytest
+
+from drawb.api.gates import DRA_GATES
+from drawb.cluster.sim.cluster import SimCluster
+from drawb.cluster.sim.scenarios import build_scenario
+from tests.contract.corpus import NAMESPACES, Case, Outcome, load_corpus, outcome_differences, run_case
+
+CASES = load_corpus()
+GATE_SETS = {"default": {}, "on": dict.fromkeys(DRA_GATES, True)}
+
+
+def _run(gates: dict[str, bool]) -> dict[str, Outcome]:
+    scenario = build_scenario("default")
+    scenario.feature_gates = gates
+    sim = SimCluster(scenario, workloads=False)
+    sim.apply(NAMESPACES)
+    return {case.name: run_case(sim, case) for case in CASES}
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, dict[str, Outcome]]:
+    return {name: _run(gates) for name, gates in GATE_SETS.items()}
+
+
+@pytest.mark.parametrize("gate_set", GATE_SETS)
+def test_each_file_gets_the_real_servers_answer(outcomes, gate_set):
+    wrong = {c.name: outcomes[gate_set][c.name].error or "accepted" for c in CASES
+             if outcomes[gate_set][c.name].verdict != c.expected(gate_set)}
+    assert wrong == {}
+
+
+def test_gated_fields_are_dropped_by_default_and_kept_with_the_gates_on(outcomes):
+    def spec(gate_set, case):
+        return outcomes[gate_set][case].stored[0]["spec"]
+
+    assert "extendedResourceName" not in spec("default", "02-class-extended-resource-name")
+    assert spec("on", "02-class-extended-resource-name")["extendedResourceName"] == "example.com/gpu"
+    assert "sharedCounters" not in spec("default", "39-slice-shared-counters")
+    assert "taints" not in spec("default", "40-slice-device-taints")["devices"][0]
+    assert spec("on", "40-slice-device-taints")["devices"][0]["taints"]
+    assert spec("default", "14-claim-distinct-attribute")["devices"]["constraints"][0]["distinctAttribute"]
+    assert spec("default", "19-claim-count-zero")["devices"]["requests"][0]["exactly"]["count"] == 1
+
+
+def test_a_refused_manifest_leaves_nothing_behind():
+    scenario = build_scenario("default")
+    sim = SimCluster(scenario, workloads=False)
+    sim.apply(NAMESPACES)
+    [whole] = [c for c in CASES if c.name == "57-whole-manifest-one-bad"]
+    assert not run_case(sim, whole).accepted
+    assert sim.get("DeviceClass", "corpus-whole") is None
+    [doomed] = [c for c in CASES if c.name == "60-namespace-with-a-bad-object"]
+    assert not run_case(sim, doomed).accepted
+    assert sim.get("Namespace", "corpus-doomed") is None
+
+
+def _case(*docs: dict) -> Case:
+    return Case("x", list(docs), "", {"*": "accept"})
+
+
+CLAIM = {"kind": "ResourceClaim", "metadata": {"name": "c"},
+         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "g", "count": 1}}]}}}
+
+
+def test_the_rule_ignores_server_defaults_but_not_drops_or_inventions():
+    case = _case(CLAIM)
+    real = Outcome(True, [{**CLAIM, "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+        "deviceClassName": "g", "count": 1, "allocationMode": "ExactCount"}}]}}}])
+    assert outcome_differences(case, real, Outcome(True, [CLAIM])) == []  # a default the sim does not set
+    dropped = {**CLAIM, "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "g"}}]}}}
+    assert outcome_differences(case, real, Outcome(True, [dropped])) == [
+        "ResourceClaim/c: spec.devices.requests[0].exactly.count: the real server kept 1, the simulated cluster dropped it"]
+    invented = {**CLAIM, "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+        "deviceClassName": "g", "count": 1, "adminAccess": False}}]}}}
+    assert outcome_differences(case, real, Outcome(True, [invented])) == [
+        "ResourceClaim/c: spec.devices.requests[0].exactly.adminAccess: the simulated cluster has False, the real server does not"]
+    assert outcome_differences(case, real, Outcome(False, error="no")) == [
+        "real server: accept, simulated cluster: reject (no)"]
+    assert outcome_differences(case, Outcome(False, status=404), Outcome(False, status=422))
