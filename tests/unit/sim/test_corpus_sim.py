@@ -12,7 +12,7 @@ from drawb.cluster.sim.scenarios import build_scenario
 from tests.contract.corpus import NAMESPACES, Case, Outcome, load_corpus, outcome_differences, run_case
 
 CASES = load_corpus()
-GATE_SETS = {"default": {}, "on": dict.fromkeys(DRA_GATES, True)}
+GATE_SETS = {"default": {}, "on": dict.fromkeys(DRA_GATES, True), "off": dict.fromkeys(DRA_GATES, False)}
 
 
 def _run(gates: dict[str, bool]) -> dict[str, Outcome]:

@@ -1,0 +1,30 @@
+"""The shared corpus through the real API server and the simulated cluster with every DRA gate off
+(beta ones too: DRAAdminAccess, DRAPrioritizedList, DRAResourceClaimDeviceStatus), on a control plane
+of its own; see test_corpus_live.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from drawb.api.gates import DRA_GATES
+from tests.contract.corpus import load_corpus
+from tests.live.corpus_run import check_agreement, run_both
+
+pytestmark = pytest.mark.live
+
+CASES = load_corpus()
+
+
+@pytest.fixture(scope="module")
+def gates_off(start_control_plane):
+    cp = start_control_plane(dict.fromkeys(DRA_GATES, False))
+    try:
+        assert not any(cp.feature_enabled(g) for g in DRA_GATES)
+        yield run_both(cp, CASES)
+    finally:
+        cp.cluster.down()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_all_gates_off_agree(gates_off, case):
+    check_agreement(gates_off, case, "off")
