@@ -195,7 +195,8 @@ def _setup_bad(cluster) -> None:
     plain = pod("no-claims")
     plain["spec"].pop("resourceClaims")
     plain["spec"]["containers"][0]["resources"] = {}
-    cluster.apply([plain, claim("elsewhere", namespace="other"), pod("uses-missing-claim", claim_name="ghost")])
+    other = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}  # namespaces must exist
+    cluster.apply([other, plain, claim("elsewhere", namespace="other"), pod("uses-missing-claim", claim_name="ghost")])
 
 
 def test_bad_inputs_are_named_errors_in_the_magic_path(session, tmp_path):
