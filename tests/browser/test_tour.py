@@ -118,3 +118,42 @@ def test_the_builder_answers_as_you_type(tour):
     expect(status).to_contain_text("CELCompileError")
     expect(builder.locator(".drawb-builder-matches")).to_have_count(0)
     builder.screenshot(path=str(ARTIFACTS / "builder-compile-error.png"))
+
+
+def test_the_claim_builder_builds_a_two_gpu_claim_by_clicking_and_typing(tour, tmp_path):
+    claim = tour.locator(".drawb-build")
+    claim.scroll_into_view_if_needed()
+    status = claim.locator(".drawb-build-status")
+    yaml = claim.locator(".drawb-build-yaml")
+    allocation = claim.locator(".drawb-build-allocation")
+    expect(status).to_contain_text("24 of 46 devices match", timeout=WAIT_MS)
+    expect(yaml).not_to_contain_text("count: 2")
+
+    claim.locator(".drawb-build-add-condition").click()
+    value = claim.locator(".drawb-build-condition .drawb-build-condition-value select")
+    value.select_option("NVIDIA A100-SXM4-40GB")
+    expect(status).to_contain_text("8 of 46 devices match", timeout=WAIT_MS)
+    expect(claim.locator(".drawb-build-selector")).to_contain_text(
+        'device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-40GB"')
+    count = claim.locator(".drawb-build-count input")
+    count.fill("2")
+    count.press("Enter")
+    claim.locator(".drawb-build-add-constraint").click()
+    claim.locator(".drawb-build-constraint .drawb-build-constraint-attribute select").select_option(
+        "resource.kubernetes.io/pcieRoot")
+
+    expect(yaml).to_contain_text("- matchAttribute: resource.kubernetes.io/pcieRoot", timeout=WAIT_MS)
+    expect(yaml).to_contain_text("count: 2")
+    expect(yaml).to_contain_text('productName == "NVIDIA A100-SXM4-40GB"')
+    expect(allocation).to_contain_text("the simulated scheduler would place the pod on a100-sxm-node-01")
+    expect(allocation.locator("tr")).to_have_count(3)  # the header and the two devices
+    claim.locator(".drawb-build-count").scroll_into_view_if_needed()
+    tour.screenshot(path=str(ARTIFACTS / "claim-builder.png"))
+
+    target = tmp_path / "two-a100.yaml"
+    path = claim.locator(".drawb-build-export-path input")
+    path.fill(str(target))
+    path.press("Enter")
+    claim.locator(".drawb-build-export").click()
+    expect(claim.locator(".drawb-build-result")).to_contain_text(str(target), timeout=WAIT_MS)
+    assert target.read_text().strip() == yaml.locator("pre").inner_text().strip()

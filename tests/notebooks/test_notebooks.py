@@ -205,3 +205,9 @@ def test_migration_notebook(executed):
     assert "resourceClaimTemplateName: triton-gpu" in written and "# one full GPU" not in written
     assert "# Inference server: one GPU per replica." in written  # comments kept
     assert re.search(r"WARN +DRAExtendedResource +off", migration.text("gate"))
+
+
+def test_tour_shows_the_claim_builder(tour):
+    [cell] = tour.cells("claim-builder")
+    [shown] = cell.outputs[-1:]
+    assert WIDGET in shown["data"] and "ClaimBuilder" in shown["data"]["text/plain"]
