@@ -223,3 +223,55 @@ def test_the_target_version_decides_which_apis_exist(compile_selector):
     doc = {"apiVersion": "resource.k8s.io/v2", "kind": "ResourceClaim", "metadata": {"name": "x"}}
     [msg] = errors([doc], compile_selector)
     assert "has no schema for resource.k8s.io/v2 ResourceClaim; check apiVersion and kind" in msg
+
+
+def test_the_distinct_attribute_warning_says_what_134_does(compile_selector):
+    on_134 = render("multi-gpu-one-node", compile_selector=compile_selector, kubernetes_version="1.34")
+    on_135 = render("multi-gpu-one-node", compile_selector=compile_selector, kubernetes_version="1.35")
+    [w134] = [str(w) for w in on_134.warnings if "distinctAttribute" in str(w)]
+    assert "keeps distinctAttribute" in w134 and "different devices always pass" in w134
+    assert "DRAResourceClaimDeviceStatus off" in w134
+    assert any("needs feature gate DRAConsumableCapacity" in str(w) for w in on_135.warnings)
+
+
+def test_count_zero_is_a_warning_and_a_negative_count_an_error_the_server_refuses(compile_selector):
+    zero, negative = copy.deepcopy(CLAIM_TEMPLATE), copy.deepcopy(CLAIM_TEMPLATE)
+    zero["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 0
+    negative["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = -1
+    [warning] = [i for i in validate_documents([zero, POD], compile_selector=compile_selector) if "count" in i.path]
+    assert warning.level == "warning" and "stores count 1" in warning.message
+    [error] = [i for i in validate_documents([negative, POD], compile_selector=compile_selector) if "count" in i.path]
+    assert error.level == "error" and error.refused_by_server
+
+
+def _slice(devices: list[dict], **spec) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+            "spec": {"driver": "gpu.nvidia.com", "nodeName": "n", "pool": {"name": "p", "generation": 1,
+                                                                           "resourceSliceCount": 1},
+                     "devices": devices, **spec}}
+
+
+@pytest.mark.parametrize(("doc", "fragment"), [
+    (_slice([{"name": f"gpu-{i}"} for i in range(129)]), "129 devices: resource.k8s.io/v1 allows at most 128"),
+    (_slice([{"name": "gpu-0", "attributes": {f"a{i}": {"int": i} for i in range(33)}}]),
+     "33 attributes and capacities: resource.k8s.io/v1 allows at most 32 per device"),
+    (_slice([{"name": "gpu-0"}, {"name": "gpu-0"}]), "device name 'gpu-0' is used twice"),
+    (_slice([{"name": "gpu-0"}], allNodes=True), "exactly one of nodeName, nodeSelector, allNodes"),
+    (_slice([{"name": "gpu-0", "bindingConditions": ["ready"]}]), "bindingFailureConditions are required"),
+    (_slice([{"name": "GPU_0"}]), "'GPU_0' is not a DNS label"),
+])
+def test_slice_limits_the_api_server_enforces(doc, fragment, compile_selector):
+    issues = [i for i in validate_documents([doc], compile_selector=compile_selector) if i.level == "error"]
+    assert any(fragment in i.message and i.refused_by_server for i in issues), issues
+
+
+def test_drawbs_own_advice_is_not_marked_as_a_server_refusal(compile_selector):
+    pod = copy.deepcopy(POD)
+    pod["spec"]["resourceClaims"].append({"name": "spare", "resourceClaimTemplateName": "two"})
+    [unused] = [i for i in validate_documents([CLAIM_TEMPLATE, pod], compile_selector=compile_selector)
+                if "no container uses it" in i.message]
+    assert unused.level == "error" and not unused.refused_by_server  # the API server accepts it (corpus 61)
+
+
+def test_a_slice_of_128_devices_is_fine(compile_selector):
+    assert errors([_slice([{"name": f"gpu-{i}"} for i in range(128)])], compile_selector) == []
