@@ -345,8 +345,8 @@ class ClaimBuilder(widgets.VBox):
     def _apply(self, dry_run: bool):
         from drawb.commands.registry import run_line
 
-        text = self._documents() and self.yaml
-        applied = run_line(self._session, "apply --dry-run" if dry_run else "apply", cell=text)
+        self._documents()  # refuses an invalid claim before anything reaches the cluster
+        applied = run_line(self._session, "apply --dry-run" if dry_run else "apply", cell=self.yaml)
         self._result.value = applied._repr_html_()
         if not dry_run:
             self.refresh()
@@ -367,8 +367,13 @@ class ClaimBuilder(widgets.VBox):
 
         documents = self._documents()
         lines: list[str] = []
+
+        def progress(line: str) -> None:  # the check's stages and log lines, shown as they come
+            lines.append(line)
+            self._result.value = _html_pre("\n".join(lines[-40:]))
+
         verdict = run(self._session.cluster, namespace=self.namespace or self._session.namespace, timeout=timeout,
-                      keep=keep, progress=lines.append, why_hint=f"{self._session.prog} why" if "why" in COMMANDS else None,
+                      keep=keep, progress=progress, why_hint=f"{self._session.prog} why" if "why" in COMMANDS else None,
                       rendered=documents)
         self._result.value = verdict._repr_html_() if hasattr(verdict, "_repr_html_") else _html_pre(str(verdict))
         return verdict
@@ -523,7 +528,7 @@ class ClaimBuilder(widgets.VBox):
                                        disabled=choice.all_devices, layout=widgets.Layout(width="160px"))
         every = widgets.Checkbox(value=choice.all_devices, description="All", indent=False, layout=NARROW)
         parts = [menu, count, every, self._button("+ condition", "add-condition",
-                                                  lambda: self._add_row(request, choice))]
+                                                  lambda: self._add_row(choice))]
         alternatives = request.alternatives
         if alternatives:
             alt = widgets.Text(value=choice.name, description="alternative", continuous_update=False)
@@ -566,7 +571,7 @@ class ClaimBuilder(widgets.VBox):
         box._drawb_outputs = outputs
         return box
 
-    def _add_row(self, request: Request, choice: Choice) -> None:
+    def _add_row(self, choice: Choice) -> None:
         choice.conditions.append(Condition("product", self._default_value("product")))
         self._rebuild()
 
@@ -657,5 +662,5 @@ def _get(session: Session, kind: str, name: str, namespace: str | None) -> dict:
         names = [o["metadata"]["name"] for o in session.cluster.list(kind, namespace)]
         close = difflib.get_close_matches(name, names, n=1)
         raise BuildError(f"no {kind} {name!r} in namespace {namespace!r}",
-                         hint=f"did you mean {close[0]!r}?" if close else f"`{session.prog} claims` lists the claims")
+                         hint=f"did you mean {close[0]!r}?" if close else "check the name and the namespace (-n)")
     return obj
