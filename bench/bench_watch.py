@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import os
+import queue
 import statistics
 import subprocess
 import sys
@@ -50,6 +52,7 @@ from drawb.testing.api import Api, path_for
 
 DRAWB = Path(sys.executable).with_name("drawb")
 RECORD = Path(tempfile.gettempdir()) / "drawb-bench-watch-slices.json"
+BENCH_CLAIM = "drawb-bench-watch"
 
 
 def _ms(seconds: float) -> str:
@@ -79,61 +82,127 @@ def list_to_frame(kubeconfig: str) -> tuple[float, int]:
         cluster.close()
 
 
-def slice_updates(kubeconfig: str, updates: int) -> tuple[list[float], list[float], list[float]]:
-    """Per update (seconds): event arrival -> inventory spliced, event arrival -> frame showing it,
-    and write -> frame showing it."""
+def slice_updates(kubeconfig: str, updates: int) -> dict[str, list[float]]:
+    """One slice update per round, PUT to the API server (one attribute changed), and one claim
+    allocation change per round written to its status: per round, the seconds from event arrival to
+    the inventory spliced and to the frame showing it, and from the write to that frame."""
     api = Api.from_kubeconfig(kubeconfig)
     cluster = KubeCluster(kubeconfig=kubeconfig)
-    slices = cluster.watch("ResourceSlice")
-    arrived: dict[str, float] = {}
-    spliced: dict[str, float] = {}
-    shown: dict[str, float] = {}
+    claim_path = path_for("ResourceClaim", BENCH_CLAIM, "default")
+    api.delete(claim_path)
+    created = api.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                          "metadata": {"name": BENCH_CLAIM, "namespace": "default",
+                                       "labels": {"app.kubernetes.io/managed-by": "drawb"}},
+                          "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                              "deviceClassName": "gpu.nvidia.com"}}]}}})
+
+    def write_slice(obj: dict) -> None:
+        api.request("PUT", path_for("ResourceSlice", obj["metadata"]["name"]), body=obj)
+
+    def write_claim(obj: dict) -> None:
+        current = api.get(claim_path)
+        current["status"] = obj["status"]
+        api.request("PUT", claim_path + "/status", body=current)
+
+    def restore(target: dict) -> None:
+        obj = api.get(path_for("ResourceSlice", target["metadata"]["name"]))
+        obj["spec"]["devices"][0].get("attributes", {}).pop("mark", None)
+        api.request("PUT", path_for("ResourceSlice", target["metadata"]["name"]), body=obj)
+        api.delete(claim_path)
+
+    try:
+        return measure_updates(cluster, updates, write_slice, write_claim, created, restore)
+    finally:
+        cluster.close()
+
+
+def measure_updates(cluster, updates: int, write_slice, write_claim, claim: dict, restore) -> dict[str, list[float]]:
+    """Time ``updates`` slice updates and as many claim allocation changes through ``LiveDevices``
+    of ``cluster``: the write functions send an object to the server."""
+    slices, claims = cluster.watch("ResourceSlice"), cluster.watch("ResourceClaim")
+    arrived: dict[tuple[str, str], float] = {}
+    spliced: dict[tuple[str, str], float] = {}
+    shown: dict[tuple[str, str], float] = {}
     done = threading.Event()
 
-    def first(event_type: str, obj: dict) -> None:  # runs before LiveDevices' handler
-        arrived[obj["metadata"]["resourceVersion"]] = time.perf_counter()
+    def first(kind: str):
+        def handler(event_type: str, obj: dict) -> None:  # runs before LiveDevices' handler
+            arrived[(kind, obj["metadata"]["resourceVersion"])] = time.perf_counter()
+        return handler
 
-    slices.subscribe(first)
+    slices.subscribe(first("slice"))
+    claims.subscribe(first("claim"))
     live = LiveDevices(cluster)
     target = next(s for s in slices.items() if s["spec"]["driver"] == "gpu.nvidia.com")
-    name, device = target["metadata"]["name"], target["spec"]["devices"][0]["name"]
+    name, pool = target["metadata"]["name"], target["spec"]["pool"]["name"]
+    devices = [d["name"] for d in target["spec"]["devices"][:2]]
     column = f"{target['spec']['driver']}/mark"  # an unqualified attribute is in the driver's domain
+    claim_key = f"{claim['metadata']['namespace']}/{claim['metadata']['name']}"
 
-    def last(event_type: str, obj: dict) -> None:  # runs after LiveDevices' handler
+    def row(frame, device: str):
+        return frame[(frame["pool"] == pool) & (frame["device"] == device)]
+
+    def last_slice(event_type: str, obj: dict) -> None:  # runs after LiveDevices' handler
         attributes = obj["spec"]["devices"][0].get("attributes") or {}
         if obj["metadata"]["name"] != name or "mark" not in attributes:
             return
-        spliced[obj["metadata"]["resourceVersion"]] = time.perf_counter()
+        version = ("slice", obj["metadata"]["resourceVersion"])
+        spliced[version] = time.perf_counter()
         frame = live.frame()
-        row = frame[(frame["pool"] == obj["spec"]["pool"]["name"]) & (frame["device"] == device)]
-        mark = attributes["mark"]["string"]
-        assert row[column].iloc[0] == mark, (row[column].iloc[0], mark)
-        shown[obj["metadata"]["resourceVersion"]] = time.perf_counter()
+        now = time.perf_counter()  # the frame is there; checking it is not part of the figure
+        assert row(frame, devices[0])[column].iloc[0] == attributes["mark"]["string"]
+        shown[version] = now
         done.set()
 
-    slices.subscribe(last)
-    to_inventory, to_frame, write_to_frame = [], [], []
+    def last_claim(event_type: str, obj: dict) -> None:
+        results = ((obj.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
+        if obj["metadata"]["name"] != claim["metadata"]["name"] or not results:
+            return
+        version = ("claim", obj["metadata"]["resourceVersion"])
+        spliced[version] = time.perf_counter()
+        frame = live.frame()
+        now = time.perf_counter()
+        assert row(frame, results[0]["device"])["claim"].iloc[0] == claim_key
+        shown[version] = now
+        done.set()
+
+    slices.subscribe(last_slice)
+    claims.subscribe(last_claim)
+    out: dict[str, list[float]] = {f"{k} {m}": [] for k in ("slice", "claim")
+                                   for m in ("to inventory", "to frame", "write to frame")}
+
+    def one(kind: str, write, obj: dict) -> None:
+        done.clear()
+        before = set(shown)
+        written = time.perf_counter()
+        write(obj)
+        deadline = time.monotonic() + 30
+        while not [v for v in shown.keys() - before if v[0] == kind]:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"a {kind} update never reached the frame")
+            done.wait(1)
+            done.clear()
+        version = next(v for v in shown.keys() - before if v[0] == kind)
+        out[f"{kind} to inventory"].append(spliced[version] - arrived[version])
+        out[f"{kind} to frame"].append(shown[version] - arrived[version])
+        out[f"{kind} write to frame"].append(shown[version] - written)
+
     try:
         for i in range(updates):
-            obj = api.get(path_for("ResourceSlice", name))
+            obj = copy.deepcopy(slices_by_name(slices)[name])
             obj["spec"]["devices"][0].setdefault("attributes", {})["mark"] = {"string": f"update-{i}"}
-            done.clear()
-            written = time.perf_counter()
-            version = api.request("PUT", path_for("ResourceSlice", name), body=obj)["metadata"]["resourceVersion"]
-            if not done.wait(30):
-                raise RuntimeError(f"update {i} never reached the frame")
-            while version not in shown:
-                done.clear()
-                done.wait(5)
-            to_inventory.append(spliced[version] - arrived[version])
-            to_frame.append(shown[version] - arrived[version])
-            write_to_frame.append(shown[version] - written)
+            one("slice", write_slice, obj)
+            allocated = copy.deepcopy(claim)
+            allocated["status"] = {"allocation": {"devices": {"results": [
+                {"driver": target["spec"]["driver"], "pool": pool, "device": devices[i % 2], "request": "gpu"}]}}}
+            one("claim", write_claim, allocated)
     finally:
-        obj = api.get(path_for("ResourceSlice", name))
-        obj["spec"]["devices"][0].get("attributes", {}).pop("mark", None)
-        api.request("PUT", path_for("ResourceSlice", name), body=obj)
-        cluster.close()
-    return to_inventory, to_frame, write_to_frame
+        restore(target)
+    return out
+
+
+def slices_by_name(watch) -> dict[str, dict]:
+    return {s["metadata"]["name"]: s for s in watch.items()}
 
 
 def record(kubeconfig: str, path: Path) -> int:
@@ -175,6 +244,18 @@ class ReplayServer(ThreadingHTTPServer):
             self.pages.append(orjson.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSliceList",
                                             "metadata": meta, "items": items[start:start + PAGE_SIZE]}))
         self.bytes = sum(len(p) for p in self.pages)
+        self.version = itertools.count(1001)
+        self.watchers: dict[str, list[queue.Queue]] = {"resourceslices": [], "resourceclaims": []}
+        self.lock = threading.Lock()
+
+    def push(self, plural: str, event_type: str, obj: dict) -> None:
+        """Send one watch event to every open watch of ``plural`` (a new resourceVersion stamped)."""
+        obj = copy.deepcopy(obj)
+        obj["metadata"]["resourceVersion"] = str(next(self.version))
+        line = orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+        with self.lock:
+            for watcher in self.watchers[plural]:
+                watcher.put(line)
 
 
 class ReplayHandler(BaseHTTPRequestHandler):
@@ -192,8 +273,25 @@ class ReplayHandler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             self.wfile.flush()
-            self.server.stopping.wait(float(query.get("timeoutSeconds", 60)))
-            self.wfile.write(b"0\r\n\r\n")
+            events: queue.Queue = queue.Queue()
+            watchers = self.server.watchers.get(url.path.rsplit("/", 1)[-1], [])
+            with self.server.lock:
+                watchers.append(events)
+            ends = time.monotonic() + float(query.get("timeoutSeconds", 60))
+            try:
+                while not self.server.stopping.is_set() and time.monotonic() < ends:
+                    try:
+                        line = events.get(timeout=0.2)
+                    except queue.Empty:
+                        continue
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # drawb closed the watch
+            finally:
+                with self.server.lock:
+                    watchers.remove(events)
             return
         if url.path.endswith("/resourceslices"):
             body = self.server.pages[int(query.get("continue") or 0) // PAGE_SIZE]
@@ -208,7 +306,7 @@ class ReplayHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def replay(copies: int, runs: int, source: Path) -> None:
+def replay(copies: int, runs: int, source: Path, updates: int) -> None:
     items = replicated(orjson.loads(source.read_bytes()), copies)
     server = ReplayServer(items)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -227,6 +325,16 @@ def replay(copies: int, runs: int, source: Path) -> None:
         times.append(seconds)
     print(f"  drawb list -> frame ({rows:,} devices): median {_ms(statistics.median(times))}; "
           f"all {', '.join(_ms(t) for t in times)}")
+    if updates:
+        cluster = KubeCluster(kubeconfig=str(kubeconfig))
+        claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                 "metadata": {"name": BENCH_CLAIM, "namespace": "default"}, "spec": {"devices": {"requests": []}}}
+        try:
+            print_updates(measure_updates(
+                cluster, updates, lambda obj: server.push("resourceslices", "MODIFIED", obj),
+                lambda obj: server.push("resourceclaims", "MODIFIED", obj), claim, lambda target: None))
+        finally:
+            cluster.close()
     server.stopping.set()
     server.shutdown()
 
@@ -260,11 +368,16 @@ def live_lists(kubeconfig: str, runs: int, record_to: Path) -> None:
 
 
 def live_updates(kubeconfig: str, updates: int) -> None:
-    to_inventory, to_frame, write_to_frame = slice_updates(kubeconfig, updates)
-    for label, values in (("event arrival -> inventory spliced", to_inventory),
-                          ("event arrival -> frame", to_frame), ("write -> frame", write_to_frame)):
+    print_updates(slice_updates(kubeconfig, updates))
+
+
+def print_updates(figures: dict[str, list[float]]) -> None:
+    labels = {"to inventory": "event arrival -> handler done", "to frame": "event arrival -> frame",
+              "write to frame": "write -> frame"}
+    for key, values in figures.items():
+        kind, _, what = key.partition(" ")
         ordered = sorted(values)
-        print(f"  one slice update, {label}: median {_ms(statistics.median(values))}, "
+        print(f"  one {kind} update, {labels[what]}: median {_ms(statistics.median(values))}, "
               f"p90 {_ms(ordered[int(len(ordered) * 0.9)])}, max {_ms(ordered[-1])} ({len(values)} updates)")
 
 
@@ -281,7 +394,7 @@ def main() -> None:
     if args.kubeconfig:
         live(args.kubeconfig, args.runs, args.updates, args.record, lists=not args.updates_only)
     if args.replay:
-        replay(args.replay, args.runs, args.record)
+        replay(args.replay, args.runs, args.record, args.updates)
 
 
 if __name__ == "__main__":

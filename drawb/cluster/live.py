@@ -1,4 +1,4 @@
-"""Device frames that stay current: a watched cluster feeds DeviceInventory event by event."""
+"""Device frames that stay current: a watched cluster's slice and claim events feed one JoinedInventory."""
 
 from __future__ import annotations
 
@@ -7,30 +7,40 @@ import threading
 import pandas as pd
 
 from drawb.cluster.protocol import WatchableCluster
-from drawb.inventory.claims import allocations
-from drawb.inventory.join import join_allocations
-from drawb.inventory.live import DeviceInventory
+from drawb.inventory.allocated import JoinedInventory
 
 
 class LiveDevices:
-    """The device frame of a watched cluster: built once, then spliced per slice event."""
+    """The device frame of a watched cluster, allocations joined, kept current event by event."""
 
     def __init__(self, cluster: WatchableCluster):
-        self._lock = threading.Lock()
+        # Re-entrant: the simulated cluster calls handlers in the thread that subscribes or reads.
+        self._lock = threading.RLock()
+        self._early: list[tuple[str, str, dict]] | None = []  # events that came before the snapshots
         with self._lock:
-            snapshot = cluster.watch("ResourceSlice").subscribe(self._on_event)
-            self.inventory = DeviceInventory(snapshot)
-        cluster.watch("ResourceClaim")
+            slices = cluster.watch("ResourceSlice").subscribe(self._on_slice)
+            claims = cluster.watch("ResourceClaim").subscribe(self._on_claim)
+            self.inventory = JoinedInventory(slices, claims)
+            early, self._early = self._early, None
+            for kind, event_type, obj in early:  # in order, after the snapshots: the last event wins
+                self.inventory.apply(kind, event_type, obj)
         self.cluster = cluster
 
-    def _on_event(self, event_type: str, obj: dict) -> None:
+    def _on_slice(self, event_type: str, obj: dict) -> None:
+        self._handle("ResourceSlice", event_type, obj)
+
+    def _on_claim(self, event_type: str, obj: dict) -> None:
+        self._handle("ResourceClaim", event_type, obj)
+
+    def _handle(self, kind: str, event_type: str, obj: dict) -> None:
         with self._lock:
-            self.inventory.apply(event_type, obj)
+            if self._early is not None:
+                self._early.append((kind, event_type, obj))
+            else:
+                self.inventory.apply(kind, event_type, obj)
 
     def frame(self) -> pd.DataFrame:
         """Current devices with current allocations joined."""
-        claims = self.cluster.list("ResourceClaim")  # first: on the simulated cluster, reading lets time pass
+        self.cluster.list("ResourceClaim")  # on the simulated cluster, reading lets time pass (events arrive)
         with self._lock:
-            frame = self.inventory.frame
-        problems: list[str] = []
-        return join_allocations(frame, allocations(claims, problems), problems)
+            return self.inventory.frame

@@ -7,15 +7,16 @@ generation or completeness changes) and splices their rows in, column by column.
 
 from __future__ import annotations
 
-from itertools import accumulate
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pandas.api.internals import create_dataframe_from_blocks
 
-from drawb.inventory._frame import build_arrays, frame_attrs, quantity_values
+from drawb.inventory._frame import Allocations, build_arrays, frame_attrs, quantity_values
 from drawb.inventory._read import (
     SliceHeader,
     device_list,
@@ -24,6 +25,7 @@ from drawb.inventory._read import (
     read_header,
     slice_name,
 )
+from drawb.inventory.join import allocation_columns, allocation_values, rows_in
 from drawb.inventory.pools import pool_states
 from drawb.inventory.schema import (
     IDENTITY,
@@ -47,14 +49,19 @@ class DeviceInventory:
     """The device frame of a changing set of ResourceSlices, fed by list + watch events.
 
     ``frame`` equals ``device_frame(inventory.slices())``, with one exception: when two slices
-    publish one attribute with different types, the type seen first is kept.
+    publish one attribute with different types, the type seen first is kept. Given an allocation
+    table (``drawb.inventory.claims.allocations``, or a live ``AllocationTable.table``), rows read
+    from slices get their allocation columns from it, and ``reallocate`` re-joins rows after the
+    table changed: the frame then equals ``join_allocations(device_frame(slices), table)``.
     """
 
-    def __init__(self, slices: Any = ()) -> None:
+    def __init__(self, slices: Any = (), allocations: Allocations | None = None) -> None:
+        self.allocations = allocations  # kept current by the caller: see ``reallocate``
         self._objects: dict[str, dict] = {}
         self._headers: dict[str, SliceHeader] = {}
         self._pools: dict[tuple[str, str], set[str]] = {}
         self._rows: dict[str, int] = {}  # visible rows per slice, in frame order
+        self._positions: dict[str, int] | None = None  # slice -> its place in self._rows (None: to recount)
         self._visible: dict[str, bool] = {}
         self._complete: dict[str, bool] = {}
         self._header_problems: dict[str, list[str]] = {}
@@ -107,8 +114,37 @@ class DeviceInventory:
         self._header_problems.pop(name, None)
         self._refresh(name, pools)
         del self._rows[name]
+        self._positions = None
         for table in (self._visible, self._complete, self._device_problems):
             table.pop(name, None)
+
+    def reallocate(self, devices: Iterable[tuple[str, str, str]]) -> None:
+        """Re-join the allocation columns of these (driver, pool, device) rows from ``allocations``,
+        which changed for them; the other rows are left as they are."""
+        wanted = set(devices)
+        if not wanted or not len(self._frame):
+            return
+        arrays = self._arrays
+        # Pools are few rows each (device names repeat on every node): find the pools' rows, then the devices.
+        rows = rows_in(arrays["pool"], pa.array(sorted({pool for _, pool, _ in wanted}), type=pa.large_string()))
+        index = pa.array(rows, type=pa.int64())
+        keys = zip(*(arrays[c]._pa_array.take(index).to_pylist() for c in ("driver", "pool", "device")))
+        table = self.allocations or {}
+        found = [(row, key) for row, key in zip(rows, keys) if key in wanted]
+        if not found:
+            return
+        values = [allocation_values(table.get(key)) for _, key in found]
+        mask = np.zeros(len(self._frame), dtype=bool)
+        mask[[row for row, _ in found]] = True
+        for i, column in enumerate(("claim", "request")):
+            replaced = pc.replace_with_mask(arrays[column]._pa_array, pa.array(mask),
+                                            pa.array([v[i] for v in values], type=pa.large_string()))
+            arrays[column] = pd.arrays.ArrowStringArray(replaced)
+        reserved = arrays["reserved_for"].copy()
+        for (row, _), value in zip(found, values):
+            reserved[row] = value[2]
+        arrays["reserved_for"] = reserved
+        self._frame = self._make_frame()
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -116,7 +152,9 @@ class DeviceInventory:
         problems: list[str] = []
         header = read_header(obj, len(self._objects), problems)
         self._objects[name] = obj
-        self._rows.setdefault(name, 0)
+        if name not in self._rows:
+            self._rows[name] = 0
+            self._positions = None
         self._header_problems.pop(name, None)
         if problems:
             self._header_problems[name] = problems
@@ -146,7 +184,10 @@ class DeviceInventory:
             self._device_problems.setdefault(_owner(problem), []).append(problem)
         for name, header in zip(names, columns.headers):
             self._rows[name] = header.rows
-        return build_arrays(columns, [self._complete[n] for n in names], problems)
+        data, info = build_arrays(columns, [self._complete[n] for n in names], problems)
+        if self.allocations:
+            data.update(allocation_columns(data["driver"], data["pool"], data["device"], self.allocations))
+        return data, info
 
     def _build_all(self) -> pd.DataFrame:
         states = pool_states(self._headers.values())
@@ -185,16 +226,19 @@ class DeviceInventory:
         if name not in self._headers:
             self._visible[name] = False
         # Where the changed slices' rows are now (rows are grouped by slice in self._rows order).
-        names = list(self._rows)
-        starts = list(accumulate(self._rows.values(), initial=0))
-        spans = sorted((names.index(m), m) for m in changed)
-        old_spans = [(m, starts[i], starts[i + 1]) for i, m in spans]
+        if self._positions is None:
+            self._positions = {n: i for i, n in enumerate(self._rows)}
+        counts = np.fromiter(self._rows.values(), dtype=np.int64, count=len(self._rows))
+        ends = np.cumsum(counts)
+        spans = sorted((self._positions[m], m) for m in changed)
+        old_spans = [(m, int(ends[i] - counts[i]), int(ends[i])) for i, m in spans]
+        total = int(ends[-1]) if len(ends) else 0
         for member in changed:
             self._rows[member] = 0
             self._device_problems.pop(member, None)
         readable = [m for _, m in spans if self._visible.get(m) and m in self._headers]
         block = self._read(readable) if readable else None
-        self._arrays = self._splice(old_spans, block, starts[-1])
+        self._arrays = self._splice(old_spans, block, total)
         self._frame = self._make_frame()
 
     def _splice(self, old_spans: list[tuple[str, int, int]], block: tuple[dict, dict] | None,
