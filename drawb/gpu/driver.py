@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 GPU_DRIVER = "gpu.nvidia.com"
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what generateName draws suffixes from
@@ -70,6 +71,7 @@ def name_suffix(*parts: object) -> str:
     return "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
 
 
+@lru_cache(maxsize=4096)
 def normalize_version(text: str) -> str:
     """Driver-side semver normalisation: ``580.95.05`` -> ``580.95.5``, ``9.0`` -> ``9.0.0``."""
     parts = [str(int(p)) for p in text.split(".")]
@@ -83,6 +85,7 @@ def cuda_driver_version(value: int) -> str:
     return f"{value // 1000}.{value % 1000 // 10}"
 
 
+@lru_cache(maxsize=4096)
 def bytes_quantity(value: int) -> str:
     """``value`` bytes as Kubernetes canonicalises a BinarySI quantity (``150754820096`` -> ``143771Mi``)."""
     suffixes = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
@@ -148,6 +151,20 @@ def full_gpu_device(gpu: GpuFacts) -> dict:
     return device
 
 
+def stamped(template: dict, **strings: str) -> dict:
+    """A device entry like ``template`` with some string attributes set (``uuid``, ``parentUUID``;
+    each present in the template, so the attributes' sorted order stays): many GPUs of one model
+    differ only there. The entry and its maps are new; the other attribute values (``{"string": ...}``)
+    are shared with the template, which nothing changes."""
+    attributes = {**template["attributes"], **{name: {"string": value} for name, value in strings.items()}}
+    if len(attributes) != len(template["attributes"]):
+        raise ValueError(f"stamped: the template has no attribute {sorted(set(strings) - set(template['attributes']))}")
+    device = {**template, "attributes": attributes}
+    if "capacity" in template:
+        device["capacity"] = {name: dict(value) for name, value in template["capacity"].items()}
+    return device
+
+
 def mig_device_name(minor: int, profile: str, gi_profile_id: int, start: int) -> str:
     """``gpu-0-mig-1g18gb-19-3``: parent minor, profile without dots, GI profile ID, placement start.
 
@@ -183,10 +200,15 @@ def mig_device(gpu: GpuFacts, profile: MigProfile, start: int, uuid: str | None)
     }
 
 
+MAX_DEVICES_PER_SLICE = 128  # resource.k8s.io/v1's ResourceSliceMaxDevices
+
+
 def resource_slice(
-    driver: str, node_name: str, devices: list[dict], *, generation: int, name_suffix: str, node_uid: str
+    driver: str, node_name: str, devices: list[dict], *, generation: int, name_suffix: str, node_uid: str,
+    slice_count: int = 1,
 ) -> dict:
-    """The one ResourceSlice of ``node_name``'s pool, named as the DRA library's ``generateName`` does."""
+    """One of the ``slice_count`` ResourceSlices of ``node_name``'s pool, named as the DRA library's
+    ``generateName`` does."""
     generate_name = f"00000-{driver}-{node_name}-"
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -200,7 +222,7 @@ def resource_slice(
         },
         "spec": {
             "driver": driver,
-            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": 1},
+            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": slice_count},
             "nodeName": node_name,
             "devices": devices,
         },

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from drawb.cluster.sim.catalog import GpuModel, model
 from drawb.gpu import driver
-from drawb.gpu.driver import GPU_DRIVER, binary_si, name_suffix, normalize_version, stable_hex, stable_uuid
+from drawb.gpu.driver import GPU_DRIVER, MAX_DEVICES_PER_SLICE, binary_si, name_suffix, normalize_version, stable_hex, stable_uuid
 
 __all__ = [
     "COMPUTE_DOMAIN_DRIVER",
@@ -26,6 +26,7 @@ __all__ = [
     "full_gpu_device",
     "gpu_devices",
     "gpu_slice",
+    "gpu_slices",
     "gpu_uuid",
     "mig_device",
     "name_suffix",
@@ -79,11 +80,11 @@ def gpu_uuid(scenario: str, node: str, minor: int) -> str:
     return stable_uuid("GPU", scenario, node, minor)
 
 
-def _facts(scenario: str, node: GpuNode, gpu: Gpu) -> driver.GpuFacts:
+def _facts(node: GpuNode, gpu: Gpu, uuid: str) -> driver.GpuFacts:
     m = node.gpu_model
     return driver.GpuFacts(
         minor=gpu.minor,
-        uuid=gpu_uuid(scenario, node.name, gpu.minor),
+        uuid=uuid,
         product_name=m.product_name,
         brand=m.brand,
         architecture=m.architecture,
@@ -97,16 +98,38 @@ def _facts(scenario: str, node: GpuNode, gpu: Gpu) -> driver.GpuFacts:
     )
 
 
+def _template_key(node: GpuNode, gpu: Gpu) -> tuple:
+    """What a GPU's device entry depends on besides its UUIDs: nodes of one model repeat it."""
+    return (node.model, node.driver_version, node.cuda_driver_version, node.addressing_mode,
+            gpu.minor, gpu.pci_bus_id, gpu.pcie_root)
+
+
+_TEMPLATES: dict[tuple, dict] = {}  # device entries without their UUIDs, by what they depend on
+_MAX_TEMPLATES = 4096
+
+
+def _template(key: tuple, build) -> dict:
+    template = _TEMPLATES.get(key)
+    if template is None:
+        if len(_TEMPLATES) >= _MAX_TEMPLATES:
+            _TEMPLATES.clear()
+        template = _TEMPLATES[key] = build()
+    return template
+
+
 def full_gpu_device(scenario: str, node: GpuNode, gpu: Gpu) -> dict:
     """The ``type: gpu`` device entry for a GPU without MIG."""
-    return driver.full_gpu_device(_facts(scenario, node, gpu))
+    template = _template(("gpu", *_template_key(node, gpu)), lambda: driver.full_gpu_device(_facts(node, gpu, "")))
+    return driver.stamped(template, uuid=gpu_uuid(scenario, node.name, gpu.minor))
 
 
 def mig_device(scenario: str, node: GpuNode, gpu: Gpu, instance: MigInstance) -> dict:
     """The ``type: mig`` device entry for one static MIG instance."""
-    profile = node.gpu_model.mig_profile(instance.profile)
-    uuid = stable_uuid("MIG", scenario, node.name, gpu.minor, profile.name, instance.start)
-    return driver.mig_device(_facts(scenario, node, gpu), profile, instance.start, uuid)
+    template = _template(("mig", *_template_key(node, gpu), instance), lambda: driver.mig_device(
+        _facts(node, gpu, ""), node.gpu_model.mig_profile(instance.profile), instance.start, "-"))
+    profile = template["attributes"]["profile"]["string"]
+    uuid = stable_uuid("MIG", scenario, node.name, gpu.minor, profile, instance.start)
+    return driver.stamped(template, uuid=uuid, parentUUID=gpu_uuid(scenario, node.name, gpu.minor))
 
 
 def gpu_devices(scenario: str, node: GpuNode) -> list[dict]:
@@ -120,20 +143,31 @@ def gpu_devices(scenario: str, node: GpuNode) -> list[dict]:
     return devices
 
 
-def _slice(scenario: str, driver_name: str, node_name: str, generation: int, devices: list[dict]) -> dict:
-    return driver.resource_slice(
-        driver_name,
-        node_name,
-        devices,
-        generation=generation,
-        name_suffix=name_suffix(scenario, driver_name, node_name),
-        node_uid=stable_uuid("node", scenario, node_name)[5:],
-    )
+def _slices(scenario: str, driver_name: str, node_name: str, generation: int, devices: list[dict]) -> list[dict]:
+    """The node's pool as slices of at most ``MAX_DEVICES_PER_SLICE`` devices (the v1 limit), in device order."""
+    chunks = [devices[i:i + MAX_DEVICES_PER_SLICE] for i in range(0, len(devices), MAX_DEVICES_PER_SLICE)] or [[]]
+    node_uid = stable_uuid("node", scenario, node_name)[5:]
+    return [
+        driver.resource_slice(
+            driver_name, node_name, chunk, generation=generation, node_uid=node_uid, slice_count=len(chunks),
+            # the first slice keeps the name a one-slice pool has
+            name_suffix=name_suffix(scenario, driver_name, node_name, *([j] if j else [])),
+        )
+        for j, chunk in enumerate(chunks)
+    ]
+
+
+def gpu_slices(scenario: str, node: GpuNode) -> list[dict]:
+    """The node's ``gpu.nvidia.com`` ResourceSlices: one, or several of one pool for more than 128 devices."""
+    return _slices(scenario, GPU_DRIVER, node.name, node.pool_generation, gpu_devices(scenario, node))
 
 
 def gpu_slice(scenario: str, node: GpuNode) -> dict:
-    """The node's ``gpu.nvidia.com`` ResourceSlice."""
-    return _slice(scenario, GPU_DRIVER, node.name, node.pool_generation, gpu_devices(scenario, node))
+    """The node's one ``gpu.nvidia.com`` ResourceSlice (a node with at most 128 devices)."""
+    slices = gpu_slices(scenario, node)
+    if len(slices) != 1:
+        raise ValueError(f"node {node.name} publishes {len(slices)} slices; use gpu_slices")
+    return slices[0]
 
 
 def compute_domain_slice(scenario: str, node: GpuNode) -> dict:
@@ -142,4 +176,4 @@ def compute_domain_slice(scenario: str, node: GpuNode) -> dict:
         {"name": "channel-0", "attributes": {"id": {"int": 0}, "type": {"string": "channel"}}},
         {"name": "daemon-0", "attributes": {"id": {"int": 0}, "type": {"string": "daemon"}}},
     ]
-    return _slice(scenario, COMPUTE_DOMAIN_DRIVER, node.name, 1, devices)
+    return _slices(scenario, COMPUTE_DOMAIN_DRIVER, node.name, 1, devices)[0]

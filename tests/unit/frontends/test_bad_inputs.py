@@ -37,7 +37,7 @@ def test_out_to_a_missing_folder_or_a_folder(shell, capsys, tmp_path):
 def test_unbounded_synthetic_sizes_are_refused_before_building(shell, capsys):
     err = shell.fails("%dra connect --scenario synthetic:1000000x1000")
     assert err.startswith("ScenarioError: synthetic:1000000x1000 is too large: drawb builds at most 20,000 nodes, "
-                          "64 devices per node and 200,000 devices in all")
+                          "512 devices per node and 200,000 devices in all")
     status, out, err = cli(capsys, "--scenario", "synthetic:20000x64", "devices")
     assert status == 2 and err.startswith("ScenarioError: synthetic:20000x64 is too large")
     assert "Hint: e.g. synthetic:10000x10" in err

@@ -80,3 +80,42 @@ def test_synthetic_by_name_and_bad_names():
     with pytest.raises(ScenarioError, match="known scenarios: default"):
         build_scenario("nope")
     assert "default" in list_scenarios()
+
+
+def test_a_node_of_more_than_128_devices_publishes_one_pool_of_several_slices():
+    from drawb.alloc import allocate
+    from drawb.cluster.sim.cluster import SimCluster
+    from drawb.inventory import device_frame
+
+    scenario = synthetic(2, 300)
+    gpu = [s for s in scenario.resource_slices if s["spec"]["driver"] == "gpu.nvidia.com"
+           and s["spec"]["nodeName"] == "gpu-node-00000"]
+    assert [len(s["spec"]["devices"]) for s in gpu] == [128, 128, 44]
+    assert {s["spec"]["pool"]["resourceSliceCount"] for s in gpu} == {3}
+    assert len({s["spec"]["pool"]["name"] for s in gpu}) == 1
+    assert len({s["metadata"]["name"] for s in gpu}) == 3
+    assert len({d["name"] for s in gpu for d in s["spec"]["devices"]}) == 300
+    from drawb.gpu.driver import name_suffix  # the first slice keeps the name of a one-slice pool
+
+    assert gpu[0]["metadata"]["name"].endswith("-" + name_suffix(scenario.name, "gpu.nvidia.com", "gpu-node-00000"))
+
+    cluster = SimCluster(scenario)
+    frame = device_frame(cluster.list("ResourceSlice"))
+    assert len(frame[frame["driver"] == "gpu.nvidia.com"]) == 600 and frame["pool_complete"].all()
+    last = gpu[2]["spec"]["devices"][-1]
+    uuid = last["attributes"]["uuid"]["string"]
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "last", "namespace": "default", "uid": "u1"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                 "deviceClassName": "gpu.nvidia.com",
+                 "selectors": [{"cel": {"expression": f'device.attributes["gpu.nvidia.com"].uuid == "{uuid}"'}}]}}]}}}
+    node = cluster.get("Node", "gpu-node-00000")
+    classes = cluster.list("DeviceClass")
+    found = allocate([claim], node=node, slices=cluster.list("ResourceSlice"), classes=classes)
+    assert found is not None
+    assert [(r["pool"], r["device"]) for r in found[0]["devices"]["results"]] == [("gpu-node-00000", last["name"])]
+    # Without its third slice the pool is incomplete: the frame says so, and the allocator does not use it.
+    partial = [s for s in cluster.list("ResourceSlice") if s["metadata"]["name"] != gpu[2]["metadata"]["name"]]
+    frame = device_frame(partial)
+    assert not frame.loc[(frame["pool"] == "gpu-node-00000") & (frame["driver"] == "gpu.nvidia.com"), "pool_complete"].any()
+    assert allocate([claim], node=node, slices=partial, classes=classes) is None

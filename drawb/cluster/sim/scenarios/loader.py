@@ -16,7 +16,7 @@ from drawb.cluster.sim.publish import (
     GpuNode,
     MigInstance,
     compute_domain_slice,
-    gpu_slice,
+    gpu_slices,
 )
 from drawb.errors import PROG, DrawbError
 
@@ -135,7 +135,7 @@ def _parse_mig(text: str) -> MigInstance:
 
 
 def _assemble(name: str, description: str, gpu_nodes: list[GpuNode]) -> Scenario:
-    slices = [gpu_slice(name, n) for n in gpu_nodes] + [compute_domain_slice(name, n) for n in gpu_nodes]
+    slices = [s for n in gpu_nodes for s in gpu_slices(name, n)] + [compute_domain_slice(name, n) for n in gpu_nodes]
     return Scenario(
         name=name,
         description=description,
@@ -148,7 +148,7 @@ def _assemble(name: str, description: str, gpu_nodes: list[GpuNode]) -> Scenario
 
 # Refused before anything is built: memory grows with the device count (about 1 GB per 100,000 devices).
 MAX_SYNTHETIC_NODES = 20_000
-MAX_SYNTHETIC_DEVICES_PER_NODE = 64
+MAX_SYNTHETIC_DEVICES_PER_NODE = 512  # above 128 a node's pool has several slices
 MAX_SYNTHETIC_DEVICES = 200_000
 
 _SYNTHETIC_MODELS = (
