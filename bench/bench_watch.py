@@ -84,50 +84,60 @@ def list_to_frame(kubeconfig: str) -> tuple[float, int]:
 
 def slice_updates(kubeconfig: str, updates: int) -> dict[str, list[float]]:
     """One slice update per round, PUT to the API server (one attribute changed), and one claim
-    allocation change per round written to its status: per round, the seconds from event arrival to
-    the inventory spliced and to the frame showing it, and from the write to that frame."""
+    allocated per round (a new claim, its status written: an allocation cannot change): per round,
+    the seconds from event arrival to the handlers done and to the frame showing it, and from the
+    write to that frame."""
     api = Api.from_kubeconfig(kubeconfig)
     cluster = KubeCluster(kubeconfig=kubeconfig)
-    claim_path = path_for("ResourceClaim", BENCH_CLAIM, "default")
-    api.delete(claim_path)
-    created = api.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                          "metadata": {"name": BENCH_CLAIM, "namespace": "default",
-                                       "labels": {"app.kubernetes.io/managed-by": "drawb"}},
-                          "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-                              "deviceClassName": "gpu.nvidia.com"}}]}}})
+    made: list[str] = []
 
-    def write_slice(obj: dict) -> None:
+    def write_slice(obj: dict) -> float:
+        written = time.perf_counter()
         api.request("PUT", path_for("ResourceSlice", obj["metadata"]["name"]), body=obj)
+        return written
 
-    def write_claim(obj: dict) -> None:
-        current = api.get(claim_path)
-        current["status"] = obj["status"]
-        api.request("PUT", claim_path + "/status", body=current)
+    def write_claim(obj: dict) -> float:
+        meta = obj["metadata"]
+        for name in made:  # the previous round's claim goes first (its device is allocated once at a time)
+            api.delete(path_for("ResourceClaim", name, "default"))
+        made.clear()
+        created = api.create({**obj, "metadata": {**meta, "labels": {"app.kubernetes.io/managed-by": "drawb"}},
+                              "status": {}})
+        made.append(meta["name"])
+        created["status"] = obj["status"]
+        written = time.perf_counter()
+        api.request("PUT", path_for("ResourceClaim", meta["name"], meta["namespace"]) + "/status", body=created)
+        return written
 
     def restore(target: dict) -> None:
         obj = api.get(path_for("ResourceSlice", target["metadata"]["name"]))
         obj["spec"]["devices"][0].get("attributes", {}).pop("mark", None)
         api.request("PUT", path_for("ResourceSlice", target["metadata"]["name"]), body=obj)
-        api.delete(claim_path)
+        for name in made:
+            api.delete(path_for("ResourceClaim", name, "default"))
 
     try:
-        return measure_updates(cluster, updates, write_slice, write_claim, created, restore)
+        return measure_updates(cluster, updates, write_slice, write_claim, restore)
     finally:
         cluster.close()
 
 
-def measure_updates(cluster, updates: int, write_slice, write_claim, claim: dict, restore) -> dict[str, list[float]]:
-    """Time ``updates`` slice updates and as many claim allocation changes through ``LiveDevices``
-    of ``cluster``: the write functions send an object to the server."""
+def measure_updates(cluster, updates: int, write_slice, write_claim, restore) -> dict[str, list[float]]:
+    """Time ``updates`` slice updates and as many claim allocations through ``LiveDevices`` of
+    ``cluster``: the write functions send an object to the server and return when they started the
+    write that makes the event."""
     slices, claims = cluster.watch("ResourceSlice"), cluster.watch("ResourceClaim")
     arrived: dict[tuple[str, str], float] = {}
     spliced: dict[tuple[str, str], float] = {}
     shown: dict[tuple[str, str], float] = {}
     done = threading.Event()
 
+    cpu: dict[tuple[str, str], float] = {}  # the informer thread's CPU time at arrival, then its use
+
     def first(kind: str):
         def handler(event_type: str, obj: dict) -> None:  # runs before LiveDevices' handler
             arrived[(kind, obj["metadata"]["resourceVersion"])] = time.perf_counter()
+            cpu[(kind, obj["metadata"]["resourceVersion"])] = time.thread_time()
         return handler
 
     slices.subscribe(first("slice"))
@@ -137,45 +147,45 @@ def measure_updates(cluster, updates: int, write_slice, write_claim, claim: dict
     name, pool = target["metadata"]["name"], target["spec"]["pool"]["name"]
     devices = [d["name"] for d in target["spec"]["devices"][:2]]
     column = f"{target['spec']['driver']}/mark"  # an unqualified attribute is in the driver's domain
-    claim_key = f"{claim['metadata']['namespace']}/{claim['metadata']['name']}"
 
     def row(frame, device: str):
         return frame[(frame["pool"] == pool) & (frame["device"] == device)]
 
     def last_slice(event_type: str, obj: dict) -> None:  # runs after LiveDevices' handler
         attributes = obj["spec"]["devices"][0].get("attributes") or {}
-        if obj["metadata"]["name"] != name or "mark" not in attributes:
+        if event_type == "DELETED" or obj["metadata"]["name"] != name or "mark" not in attributes:
             return
         version = ("slice", obj["metadata"]["resourceVersion"])
         spliced[version] = time.perf_counter()
         frame = live.frame()
         now = time.perf_counter()  # the frame is there; checking it is not part of the figure
+        cpu[version] = time.thread_time() - cpu[version]
         assert row(frame, devices[0])[column].iloc[0] == attributes["mark"]["string"]
         shown[version] = now
         done.set()
 
     def last_claim(event_type: str, obj: dict) -> None:
         results = ((obj.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
-        if obj["metadata"]["name"] != claim["metadata"]["name"] or not results:
+        if event_type == "DELETED" or not obj["metadata"]["name"].startswith(BENCH_CLAIM) or not results:
             return
         version = ("claim", obj["metadata"]["resourceVersion"])
         spliced[version] = time.perf_counter()
         frame = live.frame()
         now = time.perf_counter()
-        assert row(frame, results[0]["device"])["claim"].iloc[0] == claim_key
+        cpu[version] = time.thread_time() - cpu[version]
+        assert row(frame, results[0]["device"])["claim"].iloc[0] == f"default/{obj['metadata']['name']}"
         shown[version] = now
         done.set()
 
     slices.subscribe(last_slice)
     claims.subscribe(last_claim)
     out: dict[str, list[float]] = {f"{k} {m}": [] for k in ("slice", "claim")
-                                   for m in ("to inventory", "to frame", "write to frame")}
+                                   for m in ("to inventory", "to frame", "cpu to frame", "write to frame")}
 
     def one(kind: str, write, obj: dict) -> None:
         done.clear()
         before = set(shown)
-        written = time.perf_counter()
-        write(obj)
+        written = write(obj)
         deadline = time.monotonic() + 30
         while not [v for v in shown.keys() - before if v[0] == kind]:
             if time.monotonic() > deadline:
@@ -185,6 +195,7 @@ def measure_updates(cluster, updates: int, write_slice, write_claim, claim: dict
         version = next(v for v in shown.keys() - before if v[0] == kind)
         out[f"{kind} to inventory"].append(spliced[version] - arrived[version])
         out[f"{kind} to frame"].append(shown[version] - arrived[version])
+        out[f"{kind} cpu to frame"].append(cpu[version])
         out[f"{kind} write to frame"].append(shown[version] - written)
 
     try:
@@ -192,9 +203,13 @@ def measure_updates(cluster, updates: int, write_slice, write_claim, claim: dict
             obj = copy.deepcopy(slices_by_name(slices)[name])
             obj["spec"]["devices"][0].setdefault("attributes", {})["mark"] = {"string": f"update-{i}"}
             one("slice", write_slice, obj)
-            allocated = copy.deepcopy(claim)
-            allocated["status"] = {"allocation": {"devices": {"results": [
-                {"driver": target["spec"]["driver"], "pool": pool, "device": devices[i % 2], "request": "gpu"}]}}}
+            allocated = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"name": f"{BENCH_CLAIM}-{i}", "namespace": "default"},
+                         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                             "deviceClassName": "gpu.nvidia.com"}}]}},
+                         "status": {"allocation": {"devices": {"results": [{
+                             "driver": target["spec"]["driver"], "pool": pool, "device": devices[i % 2],
+                             "request": "gpu"}]}}}}
             one("claim", write_claim, allocated)
     finally:
         restore(target)
@@ -327,12 +342,23 @@ def replay(copies: int, runs: int, source: Path, updates: int) -> None:
           f"all {', '.join(_ms(t) for t in times)}")
     if updates:
         cluster = KubeCluster(kubeconfig=str(kubeconfig))
-        claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                 "metadata": {"name": BENCH_CLAIM, "namespace": "default"}, "spec": {"devices": {"requests": []}}}
+
+        def pushed(plural: str):
+            previous: list[dict] = []
+
+            def write(obj: dict) -> float:
+                if plural == "resourceclaims":  # the previous round's claim goes first, as in the live run
+                    for old in previous:
+                        server.push(plural, "DELETED", old)
+                    previous[:] = [obj]
+                written = time.perf_counter()
+                server.push(plural, "MODIFIED", obj)
+                return written
+            return write
+
         try:
-            print_updates(measure_updates(
-                cluster, updates, lambda obj: server.push("resourceslices", "MODIFIED", obj),
-                lambda obj: server.push("resourceclaims", "MODIFIED", obj), claim, lambda target: None))
+            print_updates(measure_updates(cluster, updates, pushed("resourceslices"), pushed("resourceclaims"),
+                                          lambda target: None))
         finally:
             cluster.close()
     server.stopping.set()
@@ -373,7 +399,7 @@ def live_updates(kubeconfig: str, updates: int) -> None:
 
 def print_updates(figures: dict[str, list[float]]) -> None:
     labels = {"to inventory": "event arrival -> handler done", "to frame": "event arrival -> frame",
-              "write to frame": "write -> frame"}
+              "cpu to frame": "CPU time of that (the informer's thread)", "write to frame": "write -> frame"}
     for key, values in figures.items():
         kind, _, what = key.partition(" ")
         ordered = sorted(values)
