@@ -13,7 +13,7 @@ allowMultipleAllocations, not on the node or the device name).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -547,6 +547,7 @@ class Vectorizer:
         self.cols = cols
         self.compiler = Compiler(self.spec)
         self.fallback_nodes = 0
+        self._bound: dict[str, Coded] = {}  # a macro's accumulator while its loop is unrolled
 
     def run(self) -> Coded:
         """The selector's value (or error) on every row."""
@@ -569,6 +570,8 @@ class Vectorizer:
         if kind == "const":
             return _const(n, node.value)
         if kind == "ident":
+            if node.name in self._bound:
+                return self._bound[node.name]
             name = node.ref_name or node.name
             if name == "device.driver":
                 return self.cols.driver()
@@ -595,7 +598,43 @@ class Vectorizer:
             return _map1(operand, lambda v: STRICT_OPERATORS["_[_]"](v, field))
         if kind == "call":
             return self._call(node)
+        if kind == "comprehension":
+            return self._domain_macro(node)
         raise _Opaque
+
+    def _domain_macro(self, node: Node) -> Coded:
+        """A macro over one domain's map (``device.attributes["d"].exists(k, device.attributes["d"][k] ...)``),
+        unrolled over the keys the frame has in that domain, in the map's order: per key, the loop
+        body with the key as a constant, vectorized, applied on the rows that have the key. Any
+        part needing the per-device interpreter makes the whole macro go to it."""
+        ref = _domain_ref(node.iter_range) if node.iter_range is not None else None
+        if ref is None or node.iter_var2 or node.accu_var in self._bound:
+            raise _Opaque
+        which, domain = ref
+        if which == "attributes":
+            keys = [c[len(domain) + 1:] for c in sorted(self.cols.attribute_types) if domain_of(c) == domain]
+        else:
+            keys = [q[len(domain) + 1:] for q in self.cols.capacities if domain_of(q) == domain]
+        fallbacks = self.fallback_nodes
+        accu = self.eval(node.accu_init)
+        try:
+            for key in keys:
+                present = self._present(which, domain, key)
+                self._bound[node.accu_var] = accu
+                condition = self.eval(_with_constant(node.loop_condition, node.iter_var, key))
+                step = self.eval(_with_constant(node.loop_step, node.iter_var, key))
+                # CEL stops the loop where the condition is false; it reads only the accumulator,
+                # so where it is false it stays false for the keys after.
+                accu = _map_n([present, condition, step, accu],
+                              lambda v: v[2] if v[0] and v[1] is True else v[3]).compact()
+            self._bound[node.accu_var] = accu
+            result = self.eval(node.result)
+        finally:
+            self._bound.pop(node.accu_var, None)
+        if self.fallback_nodes != fallbacks:  # a part went per device: it could not see the accumulator
+            self.fallback_nodes = fallbacks
+            raise _Opaque
+        return result
 
     def _present(self, which: str, domain: str, ident: str) -> Coded:
         column = f"{domain}/{ident}"
@@ -677,6 +716,23 @@ class Vectorizer:
                 continue
             table.append(_safe(program, Ctx(variables, COST_LIMIT)))
         return Coded(codes, table)
+
+
+def _with_constant(node: Node, name: str, value: str) -> Node:
+    """A copy of the tree with the variable ``name`` replaced by the string constant ``value``."""
+    if node.kind == "ident" and node.name == name:
+        return replace(node, kind="const", value=value, name="", ref_name="")
+    if node.kind == "comprehension":
+        raise _Opaque  # a nested macro: left to the interpreter
+    changes: dict[str, Any] = {}
+    if node.target is not None:
+        changes["target"] = _with_constant(node.target, name, value)
+    if node.args:
+        changes["args"] = [_with_constant(a, name, value) for a in node.args]
+    if node.entries:
+        changes["entries"] = [(_with_constant(k, name, value), _with_constant(v, name, value), o)
+                              for k, v, o in node.entries]
+    return replace(node, **changes) if changes else node
 
 
 def _strict(impl: Callable[..., Any], values: list[Any]) -> Any:
