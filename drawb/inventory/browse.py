@@ -25,7 +25,6 @@ NONE = "(none)"  # the facet value of a device that has none (no MIG profile, no
 FACETS = ("node", "product", "type", "profile", "state", "claim")
 COLUMNS = ["node", "device", "type", "product", "profile", "memory", "state", "claim", "pod", "driver", "pool"]
 SEARCHED = ("node", "device", "type", "product", "profile", "claim", "pod")
-STATES = ("free", "allocated", "tainted")
 CATEGORICAL = FACETS + ("device", "pod")  # few distinct values each: facets and search work on codes
 
 

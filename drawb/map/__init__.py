@@ -9,6 +9,7 @@ device; a larger cluster is summarised per node pool and product (counts and sta
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from drawb.map.model import (
     STATES,
     Node,
     PoolSummary,
+    device_keys,
     device_states,
     layout_nodes,
     node_pools,
@@ -39,7 +41,7 @@ class MapError(DrawbError):
 class ClusterMap:
     """A drawn cluster: per-device states, the nodes (detail) or the pool summary, and the SVG."""
 
-    keys: np.ndarray  # driver/pool/device per device
+    frame: pd.DataFrame = field(repr=False)  # the browse frame of the devices (drawb.inventory.browse)
     states: np.ndarray  # per device: free | allocated | tainted | erroring | not selected
     nodes: list[Node] | None  # detail: every node; None when summarised
     summary: list[PoolSummary]
@@ -48,6 +50,11 @@ class ClusterMap:
     selector: str = ""  # what it was drawn for (the notebook's view redraws with these)
     device_class: str = ""
     detail: bool | None = None
+
+    @cached_property
+    def keys(self) -> np.ndarray:
+        """``driver/pool/device`` per device, in the order of ``states``."""
+        return device_keys(self.frame)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -140,7 +147,6 @@ def build_map(
     if detail and node_count > DETAIL_LIMIT_NODES:
         raise MapError(f"{node_count} nodes are too many to draw one by one (at most {DETAIL_LIMIT_NODES})",
                        hint="leave out --detail: a large cluster is summarised per node pool and product")
-    keys = (frame["driver"].astype(str) + "/" + frame["pool"].astype(str) + "/" + frame["device"].astype(str)).to_numpy()
     summary = summarise(frame, states, pools)
     title = f"Cluster map: {node_count} nodes, {len(frame)} devices"
     subtitle = "; ".join(part for part in (source, selection) if part)
@@ -152,7 +158,7 @@ def build_map(
     else:
         drawn = None
         svg = summary_svg(summary, counts, title + ", summarised per node pool and product", subtitle)
-    return ClusterMap(keys, states, drawn, summary, heading, svg)
+    return ClusterMap(frame, states, drawn, summary, heading, svg)
 
 
 __all__ = ["DETAIL_MAX_NODES", "ClusterMap", "MapError", "build_map"]

@@ -77,12 +77,29 @@ def device_states(frame: pd.DataFrame, matched: np.ndarray | None = None,
     """Per device of ``frame`` (`drawb.inventory.browse.browse_frame`): erroring (its selector evaluation
     errors), not selected (a selector was given and it does not match), else allocated (held by a claim),
     tainted (a taint on the device), else free."""
-    state = frame["state"].astype(str).to_numpy().astype(object)  # free | allocated | tainted
+    column = frame["state"]  # free | allocated | tainted, a categorical
+    state = np.asarray(column.cat.categories, dtype=object)[column.cat.codes.to_numpy()]
     if matched is not None:
         state = np.where(np.asarray(matched, dtype=bool), state, UNSELECTED)
     if failed is not None:
         state = np.where(np.asarray(failed, dtype=bool), ERRORING, state)
     return state
+
+
+def device_keys(frame: pd.DataFrame) -> np.ndarray:
+    """``driver/pool/device`` per device of a browse frame (joined in Arrow)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def arrow(column: pd.Series) -> pa.Array:
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            values = np.asarray(column.cat.categories, dtype=object)[column.cat.codes.to_numpy()]
+            return pa.array(np.where(column.cat.codes.to_numpy() >= 0, values, ""), pa.large_string())
+        return pa.array(column.astype(object).where(column.notna(), "").to_numpy(), pa.large_string())
+
+    parts = [arrow(frame[c]) for c in ("driver", "pool", "device")]
+    joined = pc.binary_join_element_wise(*parts, pa.scalar("/", pa.large_string()))
+    return np.asarray(joined.to_numpy(zero_copy_only=False), dtype=object)
 
 
 def node_pools(nodes: list[dict], labels: tuple[str, ...] = POOL_LABELS) -> dict[str, str]:
@@ -129,29 +146,35 @@ def layout_nodes(devices: pd.DataFrame, frame: pd.DataFrame, states: np.ndarray,
                 host.children.append(made[i])
             elif made[i] not in order:
                 others.append(made[i])
-        for gpu in order:
-            if not gpu.published:
-                gpu.state = _parent_state([c.state for c in gpu.children])
         out.append(Node(node, pools.get(node, NO_POOL), sorted(order, key=lambda d: natural(d.name)), others))
     return out
 
 
 def summarise(frame: pd.DataFrame, states: np.ndarray, pools: dict[str, str]) -> list[PoolSummary]:
     """Devices of ``frame`` (a browse frame) counted per (node pool, product) and state, with the number of
-    nodes in each group."""
-    product = frame["product"].astype(object).where(frame["product"].notna(), frame["driver"].astype(object))
-    table = pd.DataFrame({
-        "pool": frame["node"].map(pools).astype(object).fillna(NO_POOL),
-        "product": product,
-        "node": frame["node"].astype(object),
-        "state": states,
-    })
-    counts = table.groupby(["pool", "product", "state"], sort=False).size()
-    nodes = table.groupby(["pool", "product"], sort=False)["node"].nunique()
+    nodes in each group (a device without a product is counted under its driver). Counted over the
+    categorical codes with numpy: no per-device Python."""
+    nodes = list(frame["node"].cat.categories)
+    pool_names = sorted({pools.get(n, NO_POOL) for n in nodes} | {NO_POOL}, key=natural)
+    pool_index = {p: i for i, p in enumerate(pool_names)}
+    pool_of_node = np.array([pool_index[pools.get(n, NO_POOL)] for n in nodes] + [pool_index[NO_POOL]])
+    node_codes = frame["node"].cat.codes.to_numpy().astype(np.int64)  # -1 (no node) takes the last entry
+    pool = pool_of_node[node_codes]
+    products = list(frame["product"].cat.categories)
+    driver_codes, drivers = pd.factorize(frame["driver"], use_na_sentinel=False)
+    product_codes = frame["product"].cat.codes.to_numpy().astype(np.int64)
+    product = np.where(product_codes >= 0, product_codes, len(products) + driver_codes)
+    labels = products + [str(d) for d in drivers]
+    state = pd.Categorical(states, categories=list(STATES)).codes.astype(np.int64)
+    group = pool * len(labels) + product
+    counts = np.bincount(group * len(STATES) + state, minlength=len(pool_names) * len(labels) * len(STATES))
+    counts = counts.reshape(len(pool_names) * len(labels), len(STATES))
+    pairs = np.unique(group * (len(nodes) + 1) + node_codes + 1)
+    node_counts = np.bincount(pairs // (len(nodes) + 1), minlength=len(pool_names) * len(labels))
     out = []
-    for (pool, product), node_count in nodes.items():
-        per_state = {s: int(counts.get((pool, product, s), 0)) for s in STATES}
-        out.append(PoolSummary(str(pool), str(product), int(node_count), per_state))
+    for g in np.flatnonzero(counts.sum(axis=1)):
+        per_state = {s: int(counts[g, i]) for i, s in enumerate(STATES)}
+        out.append(PoolSummary(pool_names[g // len(labels)], labels[g % len(labels)], int(node_counts[g]), per_state))
     return sorted(out, key=lambda s: (natural(s.pool), natural(s.product)))
 
 
@@ -167,13 +190,6 @@ def _parent_name(child: str) -> str:
     """``gpu-4`` of ``gpu-4-mig-1g10gb-19-0``: the name the driver gives the GPU a MIG device is cut from."""
     head, sep, _ = child.partition("-mig-")
     return head if sep else child
-
-
-def _parent_state(children: list[str]) -> str:
-    for state in (ERRORING, ALLOCATED, FREE, TAINTED):
-        if state in children:
-            return state
-    return UNSELECTED
 
 
 def _device(devices: pd.DataFrame, frame: pd.DataFrame, i: int, state: str, error: str | None) -> Device:

@@ -218,9 +218,10 @@ class DeviceBrowser(widgets.VBox):
 
     @observe("filters", "query", "sort_by", "descending", "page_size")
     def _on_query(self, change) -> None:
-        if change["name"] != "page_size" or self._page_frame is not None:
-            self.page = 0
-            self._redraw()
+        if self._page_frame is None:
+            return  # still in __init__: the first redraw comes once every control exists
+        self.page = 0
+        self._redraw()
 
     @observe("page")
     def _on_page(self, change) -> None:
