@@ -154,14 +154,14 @@ def full_gpu_device(gpu: GpuFacts) -> dict:
 def stamped(template: dict, **strings: str) -> dict:
     """A device entry like ``template`` with some string attributes set (``uuid``, ``parentUUID``;
     each present in the template, so the attributes' sorted order stays): many GPUs of one model
-    differ only there. The entry and its maps are new; the other attribute values (``{"string": ...}``)
-    are shared with the template, which nothing changes."""
+    differ only there. The entry and its two maps are new; the values in them (``{"string": ...}``,
+    ``{"value": ...}``) are shared with the template, which nothing changes."""
     attributes = {**template["attributes"], **{name: {"string": value} for name, value in strings.items()}}
     if len(attributes) != len(template["attributes"]):
         raise ValueError(f"stamped: the template has no attribute {sorted(set(strings) - set(template['attributes']))}")
     device = {**template, "attributes": attributes}
     if "capacity" in template:
-        device["capacity"] = {name: dict(value) for name, value in template["capacity"].items()}
+        device["capacity"] = dict(template["capacity"])
     return device
 
 

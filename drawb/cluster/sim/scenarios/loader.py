@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 
 import yaml
@@ -179,7 +180,7 @@ def synthetic(nodes: int, devices_per_node: int = 10) -> Scenario:
         key, driver, cuda, addressing = _SYNTHETIC_MODELS[i % len(_SYNTHETIC_MODELS)]
         split = key == "H100-80GB-HBM3" and devices_per_node >= 8
         full = devices_per_node - 7 if split else devices_per_node
-        gpus = [_synthetic_gpu(i, minor) for minor in range(full)]
+        gpus = [_synthetic_gpu(minor) for minor in range(full)]
         if split:
             mig = tuple(MigInstance("1g.10gb", start) for start in range(7))
             gpus.append(Gpu(full, _pci(i, full), _root(i, full), mig))
@@ -205,5 +206,7 @@ def _root(node: int, minor: int) -> str:
     return f"pci0000:{(0x15 + (minor // 2) * 0x22) % 256:02x}"
 
 
-def _synthetic_gpu(node: int, minor: int) -> Gpu:
-    return Gpu(minor, _pci(node, minor), _root(node, minor))
+@lru_cache(maxsize=1024)
+def _synthetic_gpu(minor: int) -> Gpu:
+    """GPU ``minor`` of every synthetic node (its bus IDs depend on the minor only; Gpu is immutable)."""
+    return Gpu(minor, _pci(0, minor), _root(0, minor))
