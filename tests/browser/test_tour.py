@@ -157,3 +157,27 @@ def test_the_claim_builder_builds_a_two_gpu_claim_by_clicking_and_typing(tour, t
     claim.locator(".drawb-build-export").click()
     expect(claim.locator(".drawb-build-result")).to_contain_text(str(target), timeout=WAIT_MS)
     assert target.read_text().strip() == yaml.locator("pre").inner_text().strip()
+
+
+def test_the_device_browser_filters_by_mig_profile(tour):
+    browse = tour.locator(".drawb-browse")
+    status = browse.locator(".drawb-browse-status")
+    expect(status).to_contain_text("of 46", timeout=WAIT_MS)
+    browse.locator(".drawb-browse-facet-profile select").select_option(label="1g.10gb (9)")
+    expect(status).to_contain_text("rows 1-9 of 9 (filtered from 46 devices)", timeout=WAIT_MS)
+    expect(browse.locator(".drawb-browse-grid table tbody tr")).to_have_count(9)
+    expect(browse.locator(".drawb-browse-grid table tbody")).to_contain_text("gpu-4-mig-1g10gb-19-0")
+    browse.scroll_into_view_if_needed()
+    tour.screenshot(path=str(ARTIFACTS / "device-browser.png"))
+
+
+def test_hovering_a_device_on_the_map_shows_its_claim(tour):
+    view = tour.locator(".drawb-map-view")
+    expect(view.locator(".drawb-map-device")).not_to_have_count(0, timeout=WAIT_MS)
+    device = view.locator('.drawb-map-device[data-key="gpu.nvidia.com/hgx-h200-03/gpu-0"]')
+    device.scroll_into_view_if_needed()
+    device.hover()
+    tip = view.locator(".drawb-map-tooltip")
+    expect(tip).to_be_visible()
+    expect(tip).to_contain_text("gpu-demo/trainer")
+    tour.screenshot(path=str(ARTIFACTS / "cluster-map.png"))

@@ -211,3 +211,9 @@ def test_tour_shows_the_claim_builder(tour):
     [cell] = tour.cells("claim-builder")
     [shown] = cell.outputs[-1:]
     assert WIDGET in shown["data"] and "ClaimBuilder" in shown["data"]["text/plain"]
+
+
+def test_tour_shows_the_device_browser_and_the_map(tour):
+    for tag in ("browse", "map"):
+        [cell] = tour.cells(tag)
+        assert any(WIDGET in (o.get("data") or {}) for o in cell.outputs), f"{tag}: no widget shown"
