@@ -36,11 +36,7 @@ class Alike:
     def __init__(self, state: ClusterState, relevant: frozenset[str] | None, allocated: AllocatedState) -> None:
         self.relevant = relevant
         self.shared = bool(state.slices_by_node.get(None))
-        self._pool_node: dict[PoolID, Any] = {}
-        for rs in state.slices:
-            pool, node = pool_of(rs), (rs.get("spec") or {}).get("nodeName") or None
-            seen = self._pool_node.get(pool, node)
-            self._pool_node[pool] = node if seen == node and node is not None else _MANY
+        self._pool_node = _pool_nodes(state.slices)
         self.disjoint = not self.shared and _MANY not in self._pool_node.values()  # no device on two nodes
         self._in_use = in_use_by_pool(allocated)
         self.pools: dict[str, list[PoolID]] = {}
@@ -49,13 +45,51 @@ class Alike:
         """What the node's stages depend on, names left out; None: compute the node on its own."""
         if self.shared:
             return None
-        pools = sorted({pool_of(rs) for rs in slices})
-        if any(self._pool_node.get(p) != name for p in pools) or len({d for d, _ in pools}) != len(pools):
+        parts = _node_parts(name, slices, self.relevant)
+        if parts is None:
+            return None
+        pools, canonical = parts
+        if any(self._pool_node.get(p) != name for p in pools):
             return None
         self.pools[name] = pools
+        return canonical, tuple(self._in_use.get(pool, _NOT_IN_USE) for pool in pools)
+
+
+# What does not change while the slices are the same objects (objects of a cluster are replaced
+# whole, never changed in place): the pool -> node map of all slices, and each node's pools and
+# canonical slices. The last ones seen are remembered, as the scheduler keeps its slice cache.
+_last_pools: list[tuple[list, dict]] = []
+_parts: dict[str, tuple[list, frozenset[str] | None, tuple | None]] = {}
+
+
+def _pool_nodes(slices: list[Mapping[str, Any]]) -> dict[PoolID, Any]:
+    """Each pool's node (``_MANY``: several, or a slice without a node name)."""
+    if _last_pools and len(_last_pools[0][0]) == len(slices) and all(a is b for a, b in zip(_last_pools[0][0], slices)):
+        return _last_pools[0][1]
+    found: dict[PoolID, Any] = {}
+    for rs in slices:
+        pool, node = pool_of(rs), (rs.get("spec") or {}).get("nodeName") or None
+        seen = found.get(pool, node)
+        found[pool] = node if seen == node and node is not None else _MANY
+    _last_pools[:] = [(list(slices), found)]
+    return found
+
+
+def _node_parts(name: str, slices: list[Mapping[str, Any]], relevant: frozenset[str] | None) -> tuple | None:
+    """(pools, canonical slices) of a node, or None when it has two pools of one driver."""
+    cached = _parts.get(name)
+    if cached is not None and cached[1] == relevant and len(cached[0]) == len(slices) and all(
+            a is b for a, b in zip(cached[0], slices)):
+        return cached[2]
+    pools = sorted({pool_of(rs) for rs in slices})
+    parts = None
+    if len({d for d, _ in pools}) == len(pools):
         index = {pool: i for i, pool in enumerate(pools)}
-        return (tuple((index[pool_of(rs)], canonical_slice(rs, self.relevant)) for rs in slices),
-                tuple(self._in_use.get(pool, _NOT_IN_USE) for pool in pools))
+        parts = (pools, tuple((index[pool_of(rs)], canonical_slice(rs, relevant)) for rs in slices))
+    if len(_parts) > 100_000:
+        _parts.clear()
+    _parts[name] = (list(slices), relevant, parts)
+    return parts
 
 
 def renamable(stages: NodeStages) -> bool:
