@@ -12,8 +12,10 @@ from drawb.session import Session
 def capacity_command(session: Session, args, cell):
     from drawb.plan import capacity
     from drawb.plan.report import capacity_report
+    from drawb.plan.state import collector_paused
 
     workload = workload_for(session, args.target, args.file, args.namespace)
-    state, where, _ = plan_state(session)
-    report = capacity_report(capacity(workload, state), where)
+    with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
+        state, where, _ = plan_state(session)
+        report = capacity_report(capacity(workload, state), where)
     return JsonResult(report.to_dict(), report.exit_status) if args.json else report

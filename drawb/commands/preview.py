@@ -125,9 +125,11 @@ def preview_workload(session: Session, workload: Workload) -> Report:
     """Preview ``workload`` on the session's cluster."""
     from drawb.plan import preview
     from drawb.plan.report import preview_report
+    from drawb.plan.state import collector_paused
 
-    state, where, simulated = plan_state(session)
-    return preview_report(preview(workload, state), where, simulated)
+    with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
+        state, where, simulated = plan_state(session)
+        return preview_report(preview(workload, state), where, simulated)
 
 
 @command("preview", "Where a pod, claim or template fits now: per node, the devices drawb's allocator would give "

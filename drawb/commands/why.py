@@ -24,6 +24,7 @@ _KINDS = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "r
 )
 def why(session: Session, args, cell):
     from drawb.explain import explain
+    from drawb.plan.state import collector_paused
 
     if bool(args.target) == bool(args.file):
         raise UsageError("why needs one POD, pod/NAME, claim/NAME or --file FILE",
@@ -34,10 +35,11 @@ def why(session: Session, args, cell):
     else:
         kind, name = _parse_target(args.target)
         namespace = args.namespace or session.namespace
-    state = read_state(session, namespace)
-    if kind is None:
-        kind = "Pod" if state.pod(namespace, name) is not None or state.claim(namespace, name) is None else "ResourceClaim"
-    explanation = explain(state, kind, namespace, name)
+    with collector_paused():  # reading and explaining make many small objects: no full collections meanwhile
+        state = read_state(session, namespace)
+        if kind is None:
+            kind = "Pod" if state.pod(namespace, name) is not None or state.claim(namespace, name) is None else "ResourceClaim"
+        explanation = explain(state, kind, namespace, name)
     return JsonResult(explanation.to_dict()) if args.json else explanation
 
 
