@@ -44,3 +44,9 @@ class LiveDevices:
         self.cluster.list("ResourceClaim")  # on the simulated cluster, reading lets time pass (events arrive)
         with self._lock:
             return self.inventory.frame
+
+    def current(self) -> pd.DataFrame:
+        """The frame as the events so far left it, without reading the cluster (safe from any thread: the
+        simulated cluster is only ever called from the thread that uses it)."""
+        with self._lock:
+            return self.inventory.frame

@@ -11,8 +11,9 @@ pandas (`drawb.inventory.browse.DeviceTable`), so 100,000 devices cost the brows
 Live updates: the browser subscribes to the cluster's ResourceSlice and ResourceClaim watches
 (the informers on a real cluster, the lifecycle's store events on the simulated one). An event
 only marks the table stale and starts a timer; when it fires (at most once per ``throttle_s``) the
-table is rebuilt from the session's live device inventory and the claims the events brought, in
-that thread, without calling the cluster, and the page is redrawn by setting traits.
+table is rebuilt from the session's live device inventory (``LiveDevices.current()``: allocations
+joined from the same events), in that thread, without calling the cluster, and the page is redrawn
+by setting traits.
 """
 
 from __future__ import annotations
@@ -73,7 +74,6 @@ class DeviceBrowser(widgets.VBox):
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
         self._watches: list[tuple[object, object]] = []
-        self._claims: dict[tuple[str, str], dict] = {}
         self._rows = np.empty(0, dtype=np.int64)
         self._page_frame: pd.DataFrame | None = None
         self._syncing = False
@@ -362,23 +362,13 @@ class DeviceBrowser(widgets.VBox):
 
     def _subscribe(self) -> None:
         cluster = self._session.cluster
-        claims = cluster.watch("ResourceClaim")
-        for obj in claims.subscribe(self._on_claim):
-            self._claims[_key(obj)] = obj
-        self._watches.append((claims, self._on_claim))
-        slices = cluster.watch("ResourceSlice")
-        slices.subscribe(self._on_slice)
-        self._watches.append((slices, self._on_slice))
+        self._session.live_devices()  # subscribed first: its frame has every event when ours arrive
+        for kind in ("ResourceSlice", "ResourceClaim"):
+            watch = cluster.watch(kind)
+            watch.subscribe(self._on_event)
+            self._watches.append((watch, self._on_event))
 
-    def _on_claim(self, event_type: str, obj: dict) -> None:
-        with self._lock:
-            if event_type == "DELETED":
-                self._claims.pop(_key(obj), None)
-            elif event_type in ("ADDED", "MODIFIED"):
-                self._claims[_key(obj)] = obj
-            self._changed()
-
-    def _on_slice(self, event_type: str, obj: dict) -> None:
+    def _on_event(self, event_type: str, obj: dict) -> None:
         with self._lock:
             self._changed()
 
@@ -395,17 +385,8 @@ class DeviceBrowser(widgets.VBox):
             self._timer = None
 
     def _redraw_live(self) -> None:
-        """Rebuild the table from the live inventory and the claims the events brought (no cluster call)."""
-        from drawb.inventory.claims import allocations
-        from drawb.inventory.join import join_allocations
-
-        devices = self._session.live_devices().inventory.frame
-        self._set_table(DeviceTable(join_allocations(devices, allocations(list(self._claims.values())))))
-
-
-def _key(obj: dict) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return meta.get("namespace") or "", meta.get("name") or ""
+        """Rebuild the table from the session's live inventory as the events left it (no cluster call)."""
+        self._set_table(DeviceTable(self._session.live_devices().current()))
 
 
 def _empty_page() -> pd.DataFrame:
