@@ -77,9 +77,10 @@ def _stop(url: str, server: subprocess.Popen) -> None:
             server.wait(timeout=30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[str]:
-    """The base URL of a JupyterLab serving a copy of notebooks/ with an empty token; stopped afterwards."""
+    """The base URL of a JupyterLab serving a copy of notebooks/ with an empty token, one per test module (so one
+    module's open notebooks and kernels never reach another's page); stopped afterwards."""
     home = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", home / "notebooks")
     for name, values in LAB_SETTINGS.items():
