@@ -6,9 +6,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, settings
 from IPython.core.interactiveshell import InteractiveShell
 
 pytest_plugins = ["tests.credscan", "pytester"]  # fail any test whose output shows a credential
+
+# Property tests check results, not speed: no per-example deadline and no too-slow health check, which a
+# 2-core CI shared with the rest of the suite trips (speed is measured in bench/).
+settings.register_profile("drawb", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("drawb")
 
 DATA = Path(__file__).resolve().parent / "data"
 FIXTURES = DATA / "fixtures"

@@ -97,8 +97,8 @@ def test_an_interrupt_stops_the_watch_cleanly(shell):
     shown = []
     # the user interrupts the kernel while the watch waits for a change: a real SIGINT to this process
     timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
     started = time.monotonic()
+    timer.start()
     table.follow(lambda frame, previous: shown.append(frame))
     timer.join()
     assert 1.5 <= time.monotonic() - started < 15  # stopped by the interrupt, not by a timeout
