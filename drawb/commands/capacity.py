@@ -12,7 +12,7 @@ from drawb.session import Session
 def capacity_command(session: Session, args, cell):
     from drawb.plan import capacity
     from drawb.plan.report import capacity_report
-    from drawb.plan.state import collector_paused
+    from drawb.collector import collector_paused
 
     workload = workload_for(session, args.target, args.file, args.namespace)
     with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile

@@ -125,7 +125,7 @@ def preview_workload(session: Session, workload: Workload) -> Report:
     """Preview ``workload`` on the session's cluster."""
     from drawb.plan import preview
     from drawb.plan.report import preview_report
-    from drawb.plan.state import collector_paused
+    from drawb.collector import collector_paused
 
     with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
         state, where, simulated = plan_state(session)

@@ -24,7 +24,7 @@ _KINDS = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "r
 )
 def why(session: Session, args, cell):
     from drawb.explain import explain
-    from drawb.plan.state import collector_paused
+    from drawb.collector import collector_paused
 
     if bool(args.target) == bool(args.file):
         raise UsageError("why needs one POD, pod/NAME, claim/NAME or --file FILE",

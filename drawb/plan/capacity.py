@@ -25,7 +25,8 @@ from drawb.api.quantity import Quantity
 from drawb.errors import DrawbError
 from drawb.plan.preview import CANNOT_ALLOCATE, NOT_AVAILABLE, try_nodes
 from drawb.plan.relevance import relevant_attributes
-from drawb.plan.state import NodeView, PlanState, collector_paused, holding, results
+from drawb.collector import collector_paused
+from drawb.plan.state import NodeView, PlanState, holding, results
 from drawb.plan.workload import Workload
 
 PER_NODE_LIMIT = 1000  # copies counted per node before giving up (admin access takes no devices)

@@ -17,7 +17,8 @@ from typing import Any
 from drawb.alloc import AllocationError
 from drawb.api.nodeaffinity import node_filter, selector_matches
 from drawb.plan.relevance import relevant_attributes
-from drawb.plan.state import NodeView, PlanState, collector_paused, rename, results
+from drawb.collector import collector_paused
+from drawb.plan.state import NodeView, PlanState, rename, results
 from drawb.plan.workload import Workload
 
 CANNOT_ALLOCATE = "cannot allocate all claims"

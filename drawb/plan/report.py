@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from drawb.plan.capacity import Capacity
 from drawb.plan.preview import Preview, rows
-from drawb.plan.state import collector_paused
+from drawb.collector import collector_paused
 
 if TYPE_CHECKING:
     import pandas as pd
