@@ -73,7 +73,8 @@ def test_admin_access_without_the_namespace_label_is_refused_by_drawb_and_the_se
     from drawb.cluster.protocol import ClusterError
     from drawb.render import ManifestInvalid
 
-    with pytest.raises(ManifestInvalid, match=f"admin-access=true on namespace '{namespace}'"):
+    lacks = f"admin-access: true. label on the containing namespace; namespace '{namespace}' lacks it"
+    with pytest.raises(ManifestInvalid, match=lacks):
         render("admin-access", namespace=namespace, cluster=kube)
     unchecked = render("admin-access", namespace=namespace)  # no cluster: the label cannot be checked
     with pytest.raises(ClusterError, match="admin-access"):
