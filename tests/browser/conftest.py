@@ -112,9 +112,13 @@ def lab(tmp_path_factory) -> Iterator[str]:
         _stop(url, server)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Headless Debian Chromium (Playwright cannot download its own browsers here)."""
+    """Headless Debian Chromium (Playwright cannot download its own browsers here).
+
+    One per module: while Playwright's sync API is open the main thread has a running asyncio loop, so a
+    session-wide browser made every later test (the widgets' debouncers among them) see an event loop.
+    """
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
