@@ -13,33 +13,20 @@ the same slices (the frame the browser is cut from).
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
 import os
 import statistics
-import time
+import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def timed(fn) -> float:
-    """Seconds ``fn()`` takes (what it prints, the magic's source line, is dropped)."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
+from magic_shell import bench_args, drawb_shell, timed  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", default="synthetic:10000x10")
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = bench_args(__doc__.splitlines()[0])
 
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "drawb")
-    shell.display_pub.publish = lambda *a, **k: None
+    shell = drawb_shell()
     print(f"load average {os.getloadavg()[0]:.1f}; scenario {args.scenario}")
     timed(lambda: shell.run_line_magic("dra", f"connect --scenario {args.scenario}"))
     session = shell.magics_manager.registry["DRAMagics"].session

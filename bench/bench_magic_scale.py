@@ -11,37 +11,22 @@ ResourceSlices (the frame every read view is cut from: the work a command cannot
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_select import SHAPES  # noqa: E402
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+from magic_shell import bench_args, drawb_shell, timed  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", default="synthetic:10000x10")
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = bench_args(__doc__.splitlines()[0])
 
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "drawb")
-    quiet = {"display": None}
-    shell.display_pub.publish = lambda *a, **k: quiet.update(display=a)  # keep the output off the terminal
+    shell = drawb_shell()
 
     def line(text: str) -> float:
         return timed(lambda: shell.run_line_magic("dra", text))

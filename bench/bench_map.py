@@ -12,33 +12,21 @@ run: the warm ``session.devices()`` and ``drawb.inventory.device_frame`` on the 
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
 import os
 import statistics
+import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from magic_shell import bench_args, drawb_shell, timed  # noqa: E402
 
 SELECTOR = "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"  # errors on whole GPUs (no profile)
 
 
-def timed(fn) -> float:
-    """Seconds ``fn()`` takes (what it prints, the magic's source line, is dropped)."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", default="synthetic:10000x10")
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
-
-    from IPython.testing.globalipapp import start_ipython
+    args = bench_args(__doc__.splitlines()[0])
 
     from drawb.commands.map import cluster_map_of
     from drawb.inventory import device_frame
@@ -48,9 +36,7 @@ def main() -> None:
         return statistics.median(timed(fn) for _ in range(runs))
 
     print(f"load average {os.getloadavg()[0]:.1f}; scenario {args.scenario}")
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "drawb")
-    shell.display_pub.publish = lambda *a, **k: None
+    shell = drawb_shell()
     timed(lambda: shell.run_line_magic("dra", f"connect --scenario {args.scenario}"))
     session = shell.magics_manager.registry["DRAMagics"].session
     session.devices()
