@@ -11,3 +11,10 @@ def load_ipython_extension(ipython) -> None:
     ipython.register_magics(DRAMagics(shell=ipython))
     html = ipython.display_formatter.formatters["text/html"]
     html.for_type_by_name("pandas", "DataFrame", simulated_frame_html)  # pandas stays unimported
+
+
+def unload_ipython_extension(ipython) -> None:
+    """Stop the session's watches (``%unload_ext drawb``, and ``%reload_ext drawb`` before it loads again)."""
+    magics = ipython.magics_manager.registry.get("DRAMagics")
+    if magics is not None:
+        magics.session.close()

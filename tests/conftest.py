@@ -59,12 +59,14 @@ class Shell:
 
 
 @pytest.fixture
-def shell() -> Shell:
-    """The one IPython shell, with drawb (re)loaded and no DRAMagics config left from other tests."""
+def shell():
+    """The one IPython shell, with drawb (re)loaded and no DRAMagics config left from other tests; its
+    session's watches are stopped afterwards (a cluster a test connected to may be gone by then)."""
     ipython = InteractiveShell.instance()
     ipython.config.pop("DRAMagics", None)
     if "drawb" in ipython.extension_manager.loaded:
         ipython.extension_manager.reload_extension("drawb")
     else:
         ipython.extension_manager.load_extension("drawb")
-    return Shell(ipython)
+    yield Shell(ipython)
+    ipython.magics_manager.registry["DRAMagics"].session.close()

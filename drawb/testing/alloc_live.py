@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drawb.testing.alloc_scenarios import MANAGED_BY, SCENARIO_LABEL, AllocScenario
+from drawb.testing.alloc_scenarios import ADMIN_NAMESPACE_LABEL, MANAGED_BY, SCENARIO_LABEL, AllocScenario
 from drawb.testing.api import Api, path_for
 from drawb.testing.fake_driver import FakeDriver, Inventory
 
@@ -48,6 +48,17 @@ class Placement:
     kind: str = ""  # "allocated", "unschedulable", "error", "evicted"; "" while undecided
     allocations: list[dict] = field(default_factory=list)
     message: str = ""
+
+
+def admin_namespace(control_plane, prefix: str) -> str:
+    """A fresh namespace of the control plane, labelled for admin access (1.34 requires it for
+    ``adminAccess: true`` requests); its name."""
+    name = control_plane.create_namespace(prefix)
+    api = control_plane.api()
+    ns = api.get(path_for("Namespace", name))
+    ns["metadata"].setdefault("labels", {}).update(ADMIN_NAMESPACE_LABEL)
+    api.request("PUT", path_for("Namespace", name), ns)
+    return name
 
 
 def _parallel(fn, items: list) -> list:

@@ -30,7 +30,7 @@ import pytest
 from drawb.alloc import AllocationError, allocate
 from drawb.testing import alloc_live
 from drawb.testing.alloc_check import evicting_taints, problems
-from drawb.testing.alloc_scenarios import ADMIN_NAMESPACE_LABEL, GATES, generate_many, nvidia_classes
+from drawb.testing.alloc_scenarios import GATES, generate_many, nvidia_classes
 from drawb.testing.api import path_for
 
 pytestmark = pytest.mark.live
@@ -51,15 +51,6 @@ def cluster(start_control_plane):
     cp = start_control_plane(GATES, runtime_config="resource.k8s.io/v1alpha3=true")
     yield cp
     cp.cluster.down()
-
-
-def _namespace(cp) -> str:
-    name = cp.create_namespace("alloc-differential")
-    api = cp.api()
-    ns = api.get(path_for("Namespace", name))
-    ns["metadata"].setdefault("labels", {}).update(ADMIN_NAMESPACE_LABEL)  # admin access needs it
-    api.request("PUT", path_for("Namespace", name), ns)
-    return name
 
 
 def drawb_verdict(placement, state: dict, classes: list[dict], allocated: list[dict], version: str, gates: dict):
@@ -109,7 +100,7 @@ def test_drawb_allocates_like_the_real_scheduler(cluster, timings):
     enabled = cluster.cluster.feature_gates_enabled()
     gates = {g: enabled.get(g, False) for g in DRA_GATES}
     assert gates["DRAPartitionableDevices"] and gates["DRADeviceTaints"]
-    namespace = _namespace(cluster)
+    namespace = alloc_live.admin_namespace(cluster, "alloc-differential")
     scenarios = generate_many(SCENARIOS, kubernetes_version=version)
     shared = nvidia_classes()
     alloc_live.publish(api, scenarios, shared, cluster.cluster.pod_log_dir)

@@ -25,7 +25,7 @@ from drawb.plan import PlanState, capacity
 from drawb.plan.workload import Workload
 from drawb.session import Session
 from drawb.testing import alloc_live
-from drawb.testing.alloc_scenarios import ADMIN_NAMESPACE_LABEL, GATES, MANAGED_BY, generate, nvidia_classes
+from drawb.testing.alloc_scenarios import GATES, MANAGED_BY, generate, nvidia_classes
 from drawb.testing.api import path_for
 
 pytestmark = pytest.mark.live
@@ -124,10 +124,7 @@ def _place_until_pending(api, namespace: str, scenario, limit: int) -> list[tupl
 def test_capacity_and_preview_agree_with_the_real_scheduler(cluster, tmp_path, timings):
     started = time.monotonic()
     api = cluster.api()
-    namespace = cluster.create_namespace("preview-capacity")
-    ns = api.get(path_for("Namespace", namespace))
-    ns["metadata"].setdefault("labels", {}).update(ADMIN_NAMESPACE_LABEL)
-    api.request("PUT", path_for("Namespace", namespace), ns)
+    namespace = alloc_live.admin_namespace(cluster, "preview-capacity")
     scenarios = pick_scenarios()
     assert len(scenarios) >= 20
     alloc_live.publish(api, scenarios, nvidia_classes(), cluster.cluster.pod_log_dir)

@@ -247,19 +247,9 @@ def test_what_drawb_refuses_the_api_server_refuses_too(case, kube, namespace):
         kube.apply([doc], dry_run=True)
 
 
-def test_magic_renders_against_the_connected_cluster(control_plane, namespace, capsys):
+def test_magic_renders_against_the_connected_cluster(control_plane, namespace, capsys, shell):
     """``%dra connect --kubeconfig`` then ``%dra render``: classes checked in that cluster, dry run by its server."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    ipython = InteractiveShell.instance()
-    if "drawb" not in ipython.extension_manager.loaded:
-        ipython.extension_manager.load_extension("drawb")
-
-    def run(code: str):
-        result = ipython.run_cell(code, store_history=False)
-        result.raise_error()
-        return result.result
-
+    ipython, run = shell.ipython, shell.run
     run(f"%dra connect --kubeconfig {control_plane.kubeconfig}")
     r = run(f"%dra render mig-profile --set profile=3g.40gb --dry-run -n {namespace}")
     assert r.applied == "dry run" and r.server_objects[0]["metadata"]["namespace"] == namespace

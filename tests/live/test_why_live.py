@@ -14,7 +14,6 @@ the real scheduler must then allocate every such pod.
 
 from __future__ import annotations
 
-import copy
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ from drawb.explain import result as r
 from drawb.explain.remedies import EDITS, edited_claim
 from drawb.session import Session
 from drawb.testing import alloc_live
-from drawb.testing.alloc_scenarios import ADMIN_NAMESPACE_LABEL, GATES, SCENARIO_LABEL, generate_many, nvidia_classes
+from drawb.testing.alloc_scenarios import GATES, SCENARIO_LABEL, generate_many, nvidia_classes
 from drawb.testing.api import path_for
 
 pytestmark = pytest.mark.live
@@ -44,15 +43,6 @@ def cluster(start_control_plane):
     cp = start_control_plane(GATES, runtime_config="resource.k8s.io/v1alpha3=true")
     yield cp
     cp.cluster.down()
-
-
-def _namespace(cp) -> str:
-    name = cp.create_namespace("why")
-    api = cp.api()
-    ns = api.get(path_for("Namespace", name))
-    ns["metadata"].setdefault("labels", {}).update(ADMIN_NAMESPACE_LABEL)
-    api.request("PUT", path_for("Namespace", name), ns)
-    return name
 
 
 def _scenario_view(state: ClusterState, scenario: str) -> ClusterState:
@@ -149,7 +139,7 @@ def _allocated(api, namespace: str, placements, timeout: float = 90) -> set[str]
 def test_why_names_a_stage_whose_removal_lets_the_real_scheduler_allocate(cluster, timings):
     started = time.monotonic()
     api = cluster.api()
-    namespace = _namespace(cluster)
+    namespace = alloc_live.admin_namespace(cluster, "why")
     scenarios = generate_many(SCENARIOS, prefix="wy")
     alloc_live.publish(api, scenarios, nvidia_classes(), cluster.cluster.pod_log_dir)
     run = "why"

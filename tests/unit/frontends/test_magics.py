@@ -86,3 +86,12 @@ def test_hints_name_the_front_end_in_use(shell, capsys):
 
     assert main(["--scenario", "h100-only", "devices"]) == 2
     assert "Hint: `drawb scenarios` lists them" in capsys.readouterr().err
+
+
+def test_reloading_the_extension_stops_the_old_sessions_watches(shell):
+    shell.run("%dra devices")
+    old = shell.ipython.magics_manager.registry["DRAMagics"].session
+    assert old._cluster is not None and old._live is not None
+    shell.run("%reload_ext drawb")
+    assert old._cluster is None and old._live is None  # closed: nothing of it keeps watching
+    assert shell.ipython.magics_manager.registry["DRAMagics"].session is not old
