@@ -407,8 +407,10 @@ class _Checker:
                 self.extended_resources(resources, f"{base}.{group}[{i}].resources", cname)
         for name in declared:
             if name not in used:
-                self.error(f"{base}.resourceClaims", f"the pod lists claim {name!r} in resourceClaims but no container "
-                           "uses it; add it to a container's resources.claims or remove it")
+                self.warn(f"{base}.resourceClaims", f"the pod lists claim {name!r} in resourceClaims but no container "
+                          "uses it: the scheduler still allocates its devices for the pod, and no container sees them "
+                          "(only a pod-level device, such as a network interface, is used that way); add it to a "
+                          "container's resources.claims or remove it")
 
     def container_request(self, rc: Mapping[str, Any], request: str, path: str, container: str) -> None:
         spec = None
