@@ -38,27 +38,9 @@ SIM_VERSION = "v1.34.3"
 
 Key = tuple[str, str | None, str]
 
-# Kinds whose stored objects the simulated controllers change in place (a pod's status, a claim's
-# allocation, an event's count): reads hand out copies of these. Every other kind is only ever
-# replaced whole, so reads share the stored object, as a real cluster's informer store does:
-# callers must not change what they get (copy first).
-CHANGED_IN_PLACE = frozenset({"Pod", "ResourceClaim", "Event"})
-
-
-_SHARED = frozenset({str, int, float, bool, type(None)})  # immutable: a copy may share them
-
-
-def _copy_tree(value):
-    """A deep copy of a stored object (dicts, lists and scalars, as decoded JSON or YAML), about 4x
-    faster than ``copy.deepcopy``; anything else is copied by ``copy.deepcopy``."""
-    kind = type(value)
-    if kind is dict:
-        return {k: v if type(v) in _SHARED else _copy_tree(v) for k, v in value.items()}
-    if kind is list:
-        return [v if type(v) in _SHARED else _copy_tree(v) for v in value]
-    if kind in _SHARED:
-        return value
-    return copy.deepcopy(value)
+# Reads share the stored objects, as a real cluster's informer store does: an object handed out never
+# changes, because every writer (apply, the simulated controllers) stores a new object instead of
+# changing the stored one. Callers must not change what they get (copy first).
 
 
 class SimCluster:
@@ -99,6 +81,7 @@ class SimCluster:
         return (kind.kind, namespace, meta["name"])
 
     def _store(self, obj: dict) -> dict:
+        """Store ``obj`` (a new object nobody else holds) as the current version of its key."""
         meta = obj.setdefault("metadata", {})
         meta["resourceVersion"] = str(next(self._versions))
         key = self._key(obj)
@@ -146,23 +129,18 @@ class SimCluster:
         self._watches.clear()
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
-        """All objects of ``kind`` in (namespace, name) order; read-only (see ``CHANGED_IN_PLACE``)."""
+        """All objects of ``kind`` in (namespace, name) order: the stored objects themselves, read-only."""
         kind_of(kind)
         self.lifecycle.catch_up()
         stored = self._by_kind.get(kind, {})
         keys = sorted(k for k in stored if namespace is None or k[0] == namespace)
-        return [self._read(kind, stored[k]) for k in keys]
-
-    @staticmethod
-    def _read(kind: str, obj: dict) -> dict:
-        return _copy_tree(obj) if kind in CHANGED_IN_PLACE else obj
+        return [stored[k] for k in keys]
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
-        """One object, or None."""
+        """One object, or None: the stored object itself, read-only."""
         ns = (namespace or "default") if kind_of(kind).namespaced else None
         self.lifecycle.catch_up()
-        obj = self._objects.get((kind, ns, name))
-        return self._read(kind, obj) if obj is not None else None
+        return self._objects.get((kind, ns, name))
 
     def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
         """Store labelled copies of ``objects``, checked as the API server checks them; all are checked

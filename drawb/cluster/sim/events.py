@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from drawb.cluster.sim.publish import stable_hex
+from drawb.cluster.sim.tree import copy_tree
 
 SIMULATED_SUFFIX = "-simulated"
 
@@ -57,7 +58,8 @@ class EventRecorder:
         return self._store(event)
 
     def repeat(self, event: dict) -> dict:
-        """The same event seen again: its ``series`` counts it."""
+        """The same event seen again: its ``series`` counts it (in a new stored object, returned)."""
+        event = copy_tree(event)
         series = event.setdefault("series", {"count": 1})
         series["count"] += 1
         series["lastObservedTime"] = self._timestamp()[:-1] + ".000000Z"

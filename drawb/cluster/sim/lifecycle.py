@@ -6,6 +6,9 @@ cluster is used, catches up with the clock: it runs the resourceclaim controller
 node agent (``kubelet``) until nothing is left to do, then fires the timed steps that are due
 (a container starting, a command ending), each at its own time, in order. It keeps its own
 indexes of the objects it needs (nodes in name order, slices per node), updated per change.
+
+The store hands its objects out without copying them, so the loops never change a stored object:
+each change is made on a copy (``copy_tree``) that is then stored in its place.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from drawb.cluster.sim.clock import Clock
 from drawb.cluster.sim.events import EventRecorder
 from drawb.cluster.sim.podlogs import Run, simulate
 from drawb.cluster.sim.scheduler import AllocationFailed, Decision, reserved_for_pod, schedule
+from drawb.cluster.sim.tree import copy_tree
 
 SCHEDULER = "default-scheduler"
 NsKey = tuple[str, str]
@@ -232,6 +236,7 @@ class Lifecycle:
                 self._store_quietly(claim)
             made.append({"name": entry, "resourceClaimName": claim["metadata"]["name"]})
         if made:
+            pod = copy_tree(pod)
             status = pod.setdefault("status", {})
             status.setdefault("phase", "Pending")
             status["resourceClaimStatuses"] = [*(status.get("resourceClaimStatuses") or []), *made]
@@ -245,8 +250,9 @@ class Lifecycle:
             return
         uids = [r.get("uid", "") for r in (claim.get("status") or {}).get("reservedFor") or ()]
         live = {uid: self._pods_by_uid[uid] for uid in uids if uid in self._pods_by_uid}
-        if claimctl.release(claim, live):
-            self._store_quietly(claim)
+        draft = copy_tree(claim)
+        if claimctl.release(draft, live):
+            claim = self._store_quietly(draft)
             if not _results(claim):
                 self._retry_unschedulable()
         if not (claim.get("status") or {}).get("reservedFor"):
@@ -302,6 +308,7 @@ class Lifecycle:
     def _bind(self, key: NsKey, pod: dict, claims: list[dict], decision: Decision) -> None:
         ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"].get("uid", "")}
         for claim in claims:
+            claim = copy_tree(claim)
             status = claim.setdefault("status", {})
             allocation = decision.allocations.get(claim["metadata"]["name"])
             if allocation is not None:
@@ -312,8 +319,9 @@ class Lifecycle:
             if not reserved_for_pod(claim, pod):
                 status["reservedFor"] = [*(status.get("reservedFor") or []), ref]
             self._store_quietly(claim)
+        pod = copy_tree(pod)
         kubelet.mark_scheduled(pod, decision.node, self.clock.timestamp(self.now))
-        self._store_quietly(pod)
+        pod = self._store_quietly(pod)
         self._unschedulable.pop(key, None)
         self.events.record(pod, type_="Normal", reason="Scheduled", component=SCHEDULER, action="Binding",
                            message=f"Successfully assigned {key[0]}/{key[1]} to {decision.node}")
@@ -322,18 +330,19 @@ class Lifecycle:
     def _reject(self, key: NsKey, pod: dict, decision: Decision) -> None:
         when = self.clock.timestamp(self.now)
         if decision.deallocate:
-            claim = self.claims[(key[0], decision.deallocate)]
+            claim = copy_tree(self.claims[(key[0], decision.deallocate)])
             for field_name in ("allocation", "reservedFor", "devices"):
                 claim.get("status", {}).pop(field_name, None)
             self._store_quietly(claim)
             self._schedule_queue[key] = None
         else:
             self._unschedulable[key] = None
-        if kubelet.mark_unschedulable(pod, decision.message, when, error=decision.error):
-            self._store_quietly(pod)
+        draft = copy_tree(pod)
+        if kubelet.mark_unschedulable(draft, decision.message, when, error=decision.error):
+            pod = self._store_quietly(draft)
         previous = self._failed_events.get(key)
         if previous is not None and previous["message"] == decision.message:
-            self.events.repeat(previous)
+            self._failed_events[key] = self.events.repeat(previous)
         else:
             self._failed_events[key] = self.events.record(pod, type_="Warning", reason="FailedScheduling",
                                                           component=SCHEDULER, action="Scheduling",
@@ -344,8 +353,9 @@ class Lifecycle:
     def _accept(self, key: NsKey, pod: dict) -> None:
         uid = pod["metadata"].get("uid", "")
         self._runs[key] = PodRun(uid, {c["name"]: ContainerRun() for c in pod["spec"]["containers"]})
+        pod = copy_tree(pod)
         kubelet.mark_creating(pod, self.clock.timestamp(self.now))
-        self._store_quietly(pod)
+        pod = self._store_quietly(pod)
         claims = [self.claims.get(k) for k in self._claims_of(pod)]
         if len(claims) < len(pod["spec"].get("resourceClaims") or ()) or not all(
                 c is not None and reserved_for_pod(c, pod) for c in claims):
@@ -383,6 +393,7 @@ class Lifecycle:
         run = self._runs.get(key)
         if pod is None or run is None or run.uid != uid:
             return  # the pod was deleted or replaced meanwhile
+        pod = copy_tree(pod)
         container = next(c for c in pod["spec"]["containers"] if c["name"] == name)
         state = run.containers[name]
         when = self.clock.timestamp(self.now)
@@ -401,7 +412,7 @@ class Lifecycle:
                 kubelet.mark_backoff(pod, container, delay, when)
                 state.restarts += 1
                 self._timer(delay, "start", key, uid, name)
-        self._store_quietly(pod)
+        pod = self._store_quietly(pod)
         if claimctl.is_done(pod):
             self._release_work.update(dict.fromkeys(self._claims_of(pod)))
 

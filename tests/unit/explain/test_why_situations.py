@@ -14,6 +14,15 @@ from tests.unit.explain.conftest import A100, H100, H200, L4, PRODUCT, claim, ex
 HOSTNAME = "kubernetes.io/hostname"
 
 
+def _with_pod_changed(state, name, change):
+    """``state`` with a changed copy of pod ``name`` (the simulated cluster's objects are read-only)."""
+    import dataclasses
+
+    pods = [copy.deepcopy(p) if p["metadata"]["name"] == name else p for p in state.pods]
+    change(next(p for p in pods if p["metadata"]["name"] == name))
+    return dataclasses.replace(state, pods=pods)
+
+
 def _remedy(explanation, kind):
     found = [x for x in explanation.remedies if x.kind == kind]
     assert found, (kind, explanation.remedies, str(explanation))
@@ -259,10 +268,8 @@ def test_claim_not_created_yet_from_an_existing_template(sim):
     from drawb.explain import explain
 
     sim.apply(pod("pt", ns="gpu-demo", templates={"gpu": "single-gpu"}))
-    state = read_state(sim.session)
-    for p in state.pods:
-        if p["metadata"]["name"] == "pt":  # as the pod is before the controller's first pass
-            p["status"].pop("resourceClaimStatuses", None)
+    state = _with_pod_changed(read_state(sim.session), "pt",  # as the pod is before the controller's first pass
+                              lambda p: p["status"].pop("resourceClaimStatuses", None))
     why = explain(state, "Pod", "gpu-demo", "pt")
     assert why.state == r.NOT_CREATED and "has not yet created" in why.summary
     assert "ResourceClaimTemplate gpu-demo/single-gpu" in why.cited
@@ -294,8 +301,7 @@ def test_allocated_but_not_bound(sim):
     from drawb.explain import explain
 
     sim.apply(claim("c", exactly("gpu")), pod("pb", "c"))
-    state = read_state(sim.session)
-    next(p for p in state.pods if p["metadata"]["name"] == "pb")["spec"].pop("nodeName")  # before binding
+    state = _with_pod_changed(read_state(sim.session), "pb", lambda p: p["spec"].pop("nodeName"))  # before binding
     why = explain(state, "Pod", "default", "pb")
     assert why.state == r.BINDING and why.devices
 

@@ -191,3 +191,30 @@ def test_a_pod_bound_by_hand_to_a_node_without_its_claims_never_starts(sim):
     assert pod["status"]["phase"] == "Pending"
     assert pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
     assert not _claim_of(sim, "bound")["status"].get("allocation")  # the scheduler never saw it
+
+
+def test_objects_handed_out_never_change_the_controllers_store_new_ones(sim):
+    import json
+
+    handed_out: list[tuple[dict, str]] = []
+
+    def read() -> None:
+        for kind in ("Pod", "ResourceClaim", "Event"):
+            handed_out.extend((obj, json.dumps(obj, sort_keys=True)) for obj in sim.list(kind, NS))
+
+    retry = _pod("retry", "single-gpu", ["nvidia-smi"], policy="OnFailure")
+    retry["spec"]["containers"][0]["resources"] = {}  # fails, is restarted after a back-off
+    sim.apply([_template("single-gpu"), _template("nine", count=9), retry,
+               _pod("greedy", "nine", ["nvidia-smi", "-L"]), _pod("done", "single-gpu", ["nvidia-smi", "-L"])])
+    read()
+    sim.sleep(12)  # containers start, exit, back off; "done" ends and its claim is released and deleted
+    read()
+    sim.apply([_template("other"), _pod("later", "other", ["sleep", "infinity"], policy="Always")])  # greedy retried
+    read()
+    sim.delete("Pod", "retry", NS)
+    read()
+    assert [obj for obj, before in handed_out if json.dumps(obj, sort_keys=True) != before] == []
+    [failed] = [e for e in sim.list("Event", NS) if e["reason"] == "FailedScheduling"]
+    assert failed["series"]["count"] >= 2  # the repeated event was stored anew, not counted in place
+    assert sim.get("Pod", "done", NS)["status"]["phase"] == "Succeeded"
+    assert sim.list("Pod", NS)[0] is sim.list("Pod", NS)[0]  # unchanged objects are shared, not copied per read
