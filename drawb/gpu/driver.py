@@ -61,14 +61,17 @@ def stable_hex(*parts: object, length: int = 32) -> str:
 
 def stable_uuid(prefix: str, *parts: object) -> str:
     """A deterministic NVML-style UUID such as ``GPU-5c1e8bc8-d661-19a0-6324-880d939e975d``."""
-    h = stable_hex(*parts)
+    h = hashlib.sha1("/".join(map(str, parts)).encode()).hexdigest()  # stable_hex, inlined: a scenario makes 100,000s
     return f"{prefix}-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+# byte -> a character of generateName's alphabet (the byte modulo its length)
+_SUFFIX_TABLE = bytes(ord(_NAME_ALPHABET[b % len(_NAME_ALPHABET)]) for b in range(256))
 
 
 def name_suffix(*parts: object) -> str:
     """A deterministic 5-character suffix drawn from generateName's alphabet."""
-    digest = hashlib.sha1("/".join(map(str, parts)).encode()).digest()
-    return "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
+    return hashlib.sha1("/".join(map(str, parts)).encode()).digest()[:5].translate(_SUFFIX_TABLE).decode()
 
 
 @lru_cache(maxsize=4096)
@@ -156,10 +159,13 @@ def stamped(template: dict, **strings: str) -> dict:
     each present in the template, so the attributes' sorted order stays): many GPUs of one model
     differ only there. The entry and its two maps are new; the values in them (``{"string": ...}``,
     ``{"value": ...}``) are shared with the template, which nothing changes."""
-    attributes = {**template["attributes"], **{name: {"string": value} for name, value in strings.items()}}
-    if len(attributes) != len(template["attributes"]):
-        raise ValueError(f"stamped: the template has no attribute {sorted(set(strings) - set(template['attributes']))}")
-    device = {**template, "attributes": attributes}
+    attributes = dict(template["attributes"])
+    for name, value in strings.items():
+        if name not in attributes:
+            raise ValueError(f"stamped: the template has no attribute {name!r}")
+        attributes[name] = {"string": value}
+    device = dict(template)
+    device["attributes"] = attributes
     if "capacity" in template:
         device["capacity"] = dict(template["capacity"])
     return device

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import gc
 import itertools
 from collections.abc import Iterator
 
 from drawb.api.gates import effective_gates
+from drawb.collector import collector_paused
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
@@ -42,12 +44,33 @@ Key = tuple[str, str | None, str]
 # changes, because every writer (apply, the simulated controllers) stores a new object instead of
 # changing the stored one. Callers must not change what they get (copy first).
 
+# A seed this large (a synthetic cluster of thousands of nodes) is moved out of the cyclic collector's
+# generations once stored (``gc.freeze``): it lives as long as the session, and every full collection
+# would otherwise walk its millions of containers again. ``close`` hands it back to the collector.
+_FREEZE_AT = 10_000
+
 
 class SimCluster:
     """An in-memory cluster loaded from a scenario; deterministic and offline."""
 
     def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True, clock: Clock | None = None):
-        self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
+        with collector_paused():  # the scenario and the store are many small dicts: no collections meanwhile
+            self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
+            self._init_state(clock)
+            head = [namespace_object(n) for n in SEEDED_NAMESPACES] + self.scenario.nodes
+            tail = self.scenario.device_classes + self.scenario.objects
+            if workloads and self.scenario.name == "default":
+                tail += demo_workloads()
+            copy_first = not isinstance(scenario, str)  # a caller's Scenario object: keep it unchanged
+            self._seed(head, copy_first=copy_first)
+            self._seed(self.scenario.resource_slices, copy_first=copy_first, gated=not self.scenario.slices_as_built)
+            self._seed(tail, copy_first=copy_first)
+            seeded = len(self._objects)
+        self._frozen = seeded >= _FREEZE_AT
+        if self._frozen:
+            gc.freeze()
+
+    def _init_state(self, clock: Clock | None) -> None:
         self.description = f"simulated cluster '{self.scenario.name}'"
         self.version = self.scenario.server_version or SIM_VERSION
         minor = self.version.lstrip("v").split(".")[:2]
@@ -60,17 +83,32 @@ class SimCluster:
         self.kubernetes_version = ".".join(minor)
         self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), self.kubernetes_version,
                                    self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()})
-        seed = [namespace_object(n) for n in SEEDED_NAMESPACES] + self.scenario.nodes + self.scenario.resource_slices + self.scenario.device_classes
-        seed = seed + self.scenario.objects
-        if workloads and self.scenario.name == "default":
-            seed = seed + demo_workloads()
-        shared = not isinstance(scenario, str)  # a caller's Scenario object: keep it unchanged
-        for obj in seed:
-            obj = copy.deepcopy(obj) if shared else obj
-            drop_disabled_fields(obj, None, self.feature_gates)
+
+    def _seed(self, objects: list[dict], *, copy_first: bool, gated: bool = True) -> None:
+        """Store a scenario's objects in one pass, as the API server would have them after creation (the
+        disabled gates' fields dropped, server fields set): the same result as storing them one by one,
+        without the per-object work nothing needs yet (no watch exists; one creation time for all).
+        ``gated=False``: the objects are known to hold no feature-gated field (``Scenario.slices_as_built``)."""
+        created = self.lifecycle.clock.timestamp(self.lifecycle.now)
+        gates = self.feature_gates
+        for obj in objects:
+            if copy_first:
+                obj = copy.deepcopy(obj)
+            if gated:
+                drop_disabled_fields(obj, None, gates)
             if obj.get("kind") == "Namespace":
                 set_namespace_defaults(obj)
-            self._store(obj)
+            key = self._key(obj)
+            meta = obj["metadata"]
+            meta["resourceVersion"] = version = str(next(self._versions))
+            if key[1] is not None:
+                meta["namespace"] = key[1]
+            if "uid" not in meta:
+                meta["uid"] = stable_uuid("uid", key[0], key[1], key[2], version)[4:]
+                meta.setdefault("creationTimestamp", created)
+            self._objects[key] = obj
+            self._by_kind.setdefault(key[0], {})[(key[1] or "", key[2])] = obj
+            self.lifecycle.changed(key[0], obj)
 
     def _key(self, obj: dict) -> Key:
         kind = kind_of(obj.get("kind", ""))
@@ -127,6 +165,9 @@ class SimCluster:
         for watch in self._watches.values():
             watch.stop()
         self._watches.clear()
+        if self._frozen:  # the store may become garbage now: let the collector see it again
+            self._frozen = False
+            gc.unfreeze()
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
         """All objects of ``kind`` in (namespace, name) order: the stored objects themselves, read-only."""

@@ -123,13 +123,13 @@ def full_gpu_device(scenario: str, node: GpuNode, gpu: Gpu) -> dict:
     return driver.stamped(template, uuid=gpu_uuid(scenario, node.name, gpu.minor))
 
 
-def mig_device(scenario: str, node: GpuNode, gpu: Gpu, instance: MigInstance) -> dict:
-    """The ``type: mig`` device entry for one static MIG instance."""
+def mig_device(scenario: str, node: GpuNode, gpu: Gpu, instance: MigInstance, parent_uuid: str | None = None) -> dict:
+    """The ``type: mig`` device entry for one static MIG instance (``parent_uuid``: the GPU's, if known)."""
     template = _template(("mig", *_template_key(node, gpu), instance), lambda: driver.mig_device(
         _facts(node, gpu, ""), node.gpu_model.mig_profile(instance.profile), instance.start, "-"))
     profile = template["attributes"]["profile"]["string"]
     uuid = stable_uuid("MIG", scenario, node.name, gpu.minor, profile, instance.start)
-    return driver.stamped(template, uuid=uuid, parentUUID=gpu_uuid(scenario, node.name, gpu.minor))
+    return driver.stamped(template, uuid=uuid, parentUUID=parent_uuid or gpu_uuid(scenario, node.name, gpu.minor))
 
 
 def gpu_devices(scenario: str, node: GpuNode) -> list[dict]:
@@ -137,7 +137,8 @@ def gpu_devices(scenario: str, node: GpuNode) -> list[dict]:
     devices: list[dict] = []
     for gpu in node.gpus:
         if gpu.mig:
-            devices.extend(mig_device(scenario, node, gpu, inst) for inst in gpu.mig)
+            parent = gpu_uuid(scenario, node.name, gpu.minor)
+            devices.extend(mig_device(scenario, node, gpu, inst, parent) for inst in gpu.mig)
         else:
             devices.append(full_gpu_device(scenario, node, gpu))
     return devices

@@ -61,3 +61,17 @@ def test_class_extended_resource_name_and_the_134_defaults():
     assert {g for g, on in default_gates(34).items() if on} == {
         "DRAAdminAccess", "DRAPrioritizedList", "DRAResourceClaimDeviceStatus"}
     assert all(default_gates(36).values()) and effective_gates(34, {"DRAExtendedResource": True})["DRAExtendedResource"]
+
+
+def test_slices_drawb_builds_hold_no_gated_field_so_seeding_skips_the_drop():
+    # SimCluster seeds a scenario's slices without drop_disabled_fields when Scenario.slices_as_built says
+    # they come from drawb.gpu.driver; with every gate off nothing may be left to drop in them.
+    from drawb.cluster.sim.scenarios import build_scenario
+
+    for name in ("default", "synthetic:8x200"):
+        scenario = build_scenario(name)
+        assert scenario.slices_as_built
+        for obj in scenario.resource_slices:
+            dropped = copy.deepcopy(obj)
+            drop_disabled_fields(dropped, None, OFF)
+            assert dropped == obj, obj["metadata"]["name"]

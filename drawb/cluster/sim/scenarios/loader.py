@@ -41,6 +41,9 @@ class Scenario:
     feature_gates: dict[str, bool] = field(default_factory=dict)  # gates set on the simulated API server
     server_version: str | None = None  # the simulated API server's version (None: the simulation's own)
     objects: list[dict] = field(default_factory=list)  # more objects to seed: namespaces, claims, pods, ...
+    # The slices were made by drawb.gpu.driver, which writes no feature-gated field: seeding need not
+    # look for such fields in their (up to 200,000) devices. False for slices read from elsewhere.
+    slices_as_built: bool = False
 
     @property
     def device_count(self) -> int:
@@ -144,6 +147,7 @@ def _assemble(name: str, description: str, gpu_nodes: list[GpuNode]) -> Scenario
         nodes=[node_object(name, n) for n in gpu_nodes],
         resource_slices=slices,
         device_classes=nvidia_device_classes(),
+        slices_as_built=True,
     )
 
 
