@@ -123,7 +123,10 @@ def _map_n(parts: list[Coded], fn: Callable[[list[Any]], Any]) -> Coded:
 def _factorize(series: pd.Series) -> tuple[np.ndarray, list]:
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     codes = np.asarray(codes, dtype=np.intp)
-    table = [None if v is pd.NA else v for v in uniques]
+    if isinstance(uniques.dtype, pd.StringDtype):  # 10x faster than iterating an Arrow-backed index
+        table = uniques.to_numpy(dtype=object, na_value=None).tolist()
+    else:
+        table = [None if v is pd.NA else v for v in uniques]
     if (codes < 0).any():
         codes = np.where(codes < 0, len(table), codes)
     table.append(None)  # missing
@@ -274,9 +277,9 @@ class FrameColumns:
         for which in presence:
             # only the keys are read: a placeholder entry for each domain the row has
             target = variables[f"device.{which}"]
-            for domain, columns in self._domains(which).items():
-                if domain not in target and any(self.values(c)[row] is not None for c in columns):
-                    target[domain] = {"": True}
+            codes, domains = self.presence(which)
+            for domain in domains[codes[row]]:
+                target.setdefault(domain, {"": True})
         return variables
 
     def values(self, column: str) -> list:
@@ -462,6 +465,20 @@ def _domain_ref(node: Node) -> tuple[str, str] | None:
     return None
 
 
+def _attribute_read(node: Node) -> tuple[str, str] | None:
+    """``device.attributes["dom"].key`` / ``device.attributes["dom"]["key"]`` -> ("dom", "key")."""
+    if node.kind == "select" and not node.test_only:
+        ref = _domain_ref(node.target)
+        if ref is not None and ref[0] == "attributes":
+            return ref[1], node.name
+    if node.kind == "call" and node.name == "_[_]" and len(node.args) == 2 and node.target is None:
+        ref = _domain_ref(node.args[0])
+        key = node.args[1]
+        if ref is not None and ref[0] == "attributes" and key.kind == "const" and type(key.value) is str:
+            return ref[1], key.value
+    return None
+
+
 def _is_map_ident(node: Node) -> bool:
     return node.kind == "ident" and (node.ref_name or node.name) in _DEVICE_MAPS
 
@@ -641,12 +658,32 @@ class Vectorizer:
         if which == "attributes":
             if column not in self.cols.attribute_types:
                 return _const(self.cols.n, False)
-            codes, raw = self.cols.coded(column)
         else:
             if column not in self.cols.capacities:
                 return _const(self.cols.n, False)
-            codes, raw = self.cols.coded(capacity_column(column))
-        return Coded(codes, [v is not None for v in raw])
+            column = capacity_column(column)
+        return Coded(self.cols.frame[column].notna().to_numpy(dtype=bool).astype(np.intp), [False, True])
+
+    def _string_comparison(self, args: list[Node], equal: bool) -> Coded | None:
+        """``<string attribute> == "text"`` (or ``!=``, either side) in one Arrow pass over the column,
+        or None for any other comparison: a column of 100,000 distinct UUIDs is then neither
+        factorized nor compared value by value. The values are those of the strict operator on every
+        row: a bool where the device has the attribute, else the missing key's error."""
+        for read, other in ((args[0], args[1]), (args[1], args[0])):
+            if other.kind != "const" or type(other.value) is not str:
+                continue
+            ref = _attribute_read(read)
+            if ref is None:
+                continue
+            column = f"{ref[0]}/{ref[1]}"
+            if self.cols.kind(column) != "string" or column not in self.cols.frame:
+                continue
+            series = self.cols.frame[column]
+            present = series.notna().to_numpy(dtype=bool)
+            same = (series == other.value).to_numpy(dtype=bool, na_value=False)
+            codes = np.where(present, same.astype(np.intp), 2)
+            return Coded(codes, [not equal, equal, CelError(f"no such key: {ref[1]}")])
+        return None
 
     def _column(self, which: str, domain: str, ident: str, optional: bool) -> Coded:
         column = f"{domain}/{ident}"
@@ -673,6 +710,10 @@ class Vectorizer:
             base = args[1]
             if base.kind == "ident" and (base.ref_name or base.name) in _DEVICE_MAPS:
                 return _domain_present(self.cols, (base.ref_name or base.name)[len("device.") :], args[0].value)
+        if name in ("_==_", "_!=_") and len(args) == 2:
+            compared = self._string_comparison(args, equal=name == "_==_")
+            if compared is not None:
+                return compared
         if name == "_&&_":
             return self._binary_nonstrict(args, logical_and)
         if name == "_||_":

@@ -77,6 +77,12 @@ def test_rebuilt_rows_are_the_same_cel_device(slices, frame):
         f'cel.bind(g, {GPU}, g.type == "mig" && g.profile.startsWith("3g"))',
         'size(device.capacity["gpu.nvidia.com"]) > 2 || "compute-domain.nvidia.com" in device.attributes',
         f'{GPU}.productName.size() > 10 ? {GPU}.architecture == "Hopper" : false',
+        # a string attribute against a string constant: one Arrow pass (missing attributes are errors)
+        f'{GPU}.profile == "1g.10gb"',
+        f'"Hopper" != {GPU}.architecture',
+        f'{GPU}["uuid"] != "" && {GPU}.type == "gpu"',
+        f'{GPU}.exists(k, {GPU}[k] == "Hopper")',
+        f'{GPU}.cudaComputeCapability == "9.0.0"',
     ],
 )
 def test_select_agrees_with_matches_on_the_fixtures(slices, frame, expression):
