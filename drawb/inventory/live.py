@@ -2,7 +2,10 @@
 
 Rows are grouped by slice in the order the slices were added. An event re-reads only the slices
 whose rows change (the slice itself, plus the other slices of its pool when the pool's newest
-generation or completeness changes) and splices their rows in, column by column.
+generation or completeness changes). When their row counts stay (the common update), only the
+columns whose values changed are overwritten at those rows (``_overwrite``: copy-on-write, the
+frames handed out keep theirs); otherwise their rows are spliced in, column by column. The
+pandas frame is built on the next read, not per event.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pyarrow.compute as pc
 from pandas.api.internals import create_dataframe_from_blocks
 
 from drawb.inventory._frame import Allocations, build_arrays, frame_attrs, quantity_values
+from drawb.inventory._overwrite import Span, all_null, comparable, overwritten, same_rows
 from drawb.inventory._read import (
     SliceHeader,
     device_list,
@@ -62,6 +66,7 @@ class DeviceInventory:
         self._pools: dict[tuple[str, str], set[str]] = {}
         self._rows: dict[str, int] = {}  # visible rows per slice, in frame order
         self._positions: dict[str, int] | None = None  # slice -> its place in self._rows (None: to recount)
+        self._ends: np.ndarray | None = None  # cumulative rows per slice in self._rows order (None: to recount)
         self._visible: dict[str, bool] = {}
         self._complete: dict[str, bool] = {}
         self._header_problems: dict[str, list[str]] = {}
@@ -72,12 +77,14 @@ class DeviceInventory:
         self._arrays: dict[str, Any] = {}
         for obj in list_items(slices):
             self._remember(slice_name(obj, len(self._objects)), obj)
-        self._frame = self._build_all()
+        self._frame: pd.DataFrame | None = self._build_all()
 
     @property
     def frame(self) -> pd.DataFrame:
         """The current device frame; changing the returned frame copies it (copy-on-write) and leaves
         the inventory alone."""
+        if self._frame is None:
+            self._frame = self._make_frame()
         return self._frame.copy(deep=False)
 
     def slices(self) -> list[dict]:
@@ -114,7 +121,7 @@ class DeviceInventory:
         self._header_problems.pop(name, None)
         self._refresh(name, pools)
         del self._rows[name]
-        self._positions = None
+        self._positions = self._ends = None
         for table in (self._visible, self._complete, self._device_problems):
             table.pop(name, None)
 
@@ -122,7 +129,7 @@ class DeviceInventory:
         """Re-join the allocation columns of these (driver, pool, device) rows from ``allocations``,
         which changed for them; the other rows are left as they are."""
         wanted = set(devices)
-        if not wanted or not len(self._frame):
+        if not wanted or not len(self._arrays["device"]):
             return
         arrays = self._arrays
         # Pools are few rows each (device names repeat on every node): find the pools' rows, then the devices.
@@ -134,7 +141,7 @@ class DeviceInventory:
         if not found:
             return
         values = [allocation_values(table.get(key)) for _, key in found]
-        mask = np.zeros(len(self._frame), dtype=bool)
+        mask = np.zeros(len(self._arrays["device"]), dtype=bool)
         mask[[row for row, _ in found]] = True
         for i, column in enumerate(("claim", "request")):
             replaced = pc.replace_with_mask(arrays[column]._pa_array, pa.array(mask),
@@ -144,7 +151,7 @@ class DeviceInventory:
         for (row, _), value in zip(found, values):
             reserved[row] = value[2]
         arrays["reserved_for"] = reserved
-        self._frame = self._make_frame()
+        self._frame = None
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -154,7 +161,7 @@ class DeviceInventory:
         self._objects[name] = obj
         if name not in self._rows:
             self._rows[name] = 0
-            self._positions = None
+            self._positions = self._ends = None
         self._header_problems.pop(name, None)
         if problems:
             self._header_problems[name] = problems
@@ -225,23 +232,64 @@ class DeviceInventory:
                 self._complete[member] = state.complete
         if name not in self._headers:
             self._visible[name] = False
-        # Where the changed slices' rows are now (rows are grouped by slice in self._rows order).
-        if self._positions is None:
-            self._positions = {n: i for i, n in enumerate(self._rows)}
-        counts = np.fromiter(self._rows.values(), dtype=np.int64, count=len(self._rows))
-        ends = np.cumsum(counts)
-        spans = sorted((self._positions[m], m) for m in changed)
-        old_spans = [(m, int(ends[i] - counts[i]), int(ends[i])) for i, m in spans]
-        total = int(ends[-1]) if len(ends) else 0
+        old_spans, total = self._spans(changed)
         for member in changed:
             self._rows[member] = 0
             self._device_problems.pop(member, None)
-        readable = [m for _, m in spans if self._visible.get(m) and m in self._headers]
-        block = self._read(readable) if readable else None
-        self._arrays = self._splice(old_spans, block, total)
-        self._frame = self._make_frame()
+        readable = [m for m, _, _ in old_spans if self._visible.get(m) and m in self._headers]
+        data, info = self._read(readable) if readable else ({}, {"attributes": {}, "lists": {}, "capacities": []})
+        data = self._drop_type_conflicts(data, info)
+        arrays = None
+        if all(self._rows.get(member, 0) == stop - start for member, start, stop in old_spans):
+            arrays = self._overwrite(old_spans, data)
+        if arrays is None:
+            arrays = self._splice(old_spans, data, info, total)
+            self._ends = None
+        self._arrays = arrays
+        self._frame = None
 
-    def _splice(self, old_spans: list[tuple[str, int, int]], block: tuple[dict, dict] | None,
+    def _spans(self, names: set[str]) -> tuple[list[tuple[str, int, int]], int]:
+        """(slice, start, stop) of the slices' rows now, in frame order; and the frame's rows."""
+        if self._positions is None:
+            self._positions = {n: i for i, n in enumerate(self._rows)}
+            self._ends = None
+        if self._ends is None:
+            self._ends = np.cumsum(np.fromiter(self._rows.values(), dtype=np.int64, count=len(self._rows)))
+        ends = self._ends
+        places = sorted((self._positions[n], n) for n in names)
+        spans = [(n, int(ends[i - 1]) if i else 0, int(ends[i])) for i, n in places]
+        return spans, int(ends[-1]) if len(ends) else 0
+
+    def _overwrite(self, old_spans: list[tuple[str, int, int]], data: dict[str, Any]) -> dict[str, Any] | None:
+        """The column arrays with the changed slices' rows overwritten by the block's, which has as many
+        rows per slice; None where that is not the whole change (a column comes or may go, a dtype
+        changes, a float64 column may need retyping): then the rows are spliced instead."""
+        old = self._arrays
+        if data.keys() - old.keys():
+            return None
+        spans: list[Span] = []
+        new_start = 0
+        for _, start, stop in old_spans:
+            if stop > start:
+                spans.append((start, new_start, stop - start))
+                new_start += stop - start
+        out = dict(old)
+        for column, array in old.items():
+            new = data.get(column)
+            if new is None:  # the block has no value here: unchanged if the old rows had none either
+                if not all(all_null(array, start, rows) for start, _, rows in spans):
+                    return None
+                continue
+            if not comparable(array, new):
+                return None
+            if same_rows(array, new, spans):
+                continue
+            if array.dtype == np.dtype("float64"):
+                return None
+            out[column] = overwritten(array, new, spans)
+        return out
+
+    def _splice(self, old_spans: list[tuple[str, int, int]], data: dict[str, Any], info: dict[str, Any],
                 total: int) -> dict[str, Any]:
         """The column arrays with the rows of the changed slices replaced by the block's rows."""
         old = self._arrays
@@ -263,8 +311,6 @@ class DeviceInventory:
         if total > cursor:
             pieces.append(("old", cursor, total))
 
-        data, info = block if block is not None else ({}, {"attributes": {}, "lists": {}, "capacities": []})
-        data = self._drop_type_conflicts(data, info)
         self._capacities.update(info["capacities"])
         columns = IDENTITY + sorted(self._types) + [
             c for qn in sorted(self._capacities) for c in (capacity_column(qn), capacity_value_column(qn))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+from unittest import mock
 
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drawb.inventory import device_frame
+from drawb.inventory import _overwrite, device_frame
 from drawb.inventory.allocated import AllocationTable, JoinedInventory, claim_id
 from drawb.inventory.claims import allocations
 from drawb.inventory.join import join_allocations
@@ -87,13 +88,19 @@ def test_any_event_sequence_matches_a_fresh_build(initial, events):
     for _, event, obj in initial:
         if event != "DELETED":
             claims[claim_id(obj)] = obj
-    joined = JoinedInventory(SLICES, list(claims.values()))
-    assert_fresh(joined, claims)
-    for (kind, event, obj), look in events:
-        _apply(joined, claims, kind, event, copy.deepcopy(obj))
-        if look:  # reading in between, or not, must not matter
-            assert_fresh(joined, claims)
-    assert_fresh(joined, claims)
+    handed_out = []
+    with mock.patch.object(_overwrite, "CHUNK_ROWS", 4):  # rows overwritten across string chunks
+        joined = JoinedInventory(SLICES, list(claims.values()))
+        assert_fresh(joined, claims)
+        for (kind, event, obj), look in events:
+            _apply(joined, claims, kind, event, copy.deepcopy(obj))
+            if look:  # reading in between, or not, must not matter
+                frame = joined.frame
+                handed_out.append((frame, frame.copy(deep=True)))
+                assert_fresh(joined, claims)
+        assert_fresh(joined, claims)
+    for frame, as_it_was in handed_out:  # a frame once handed out never changes
+        pd.testing.assert_frame_equal(frame, as_it_was)
 
 
 def test_a_claim_event_changes_only_its_devices():

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+from unittest import mock
 
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drawb.inventory import device_frame
+from drawb.inventory import _overwrite, device_frame
 from drawb.inventory.live import DeviceInventory
 from tests.conftest import load_fixture
 
@@ -127,22 +128,48 @@ def _mutations(slices):
             s["metadata"]["name"] += f"-{n}"
         elif kind == "bad" and devices:
             devices[n % len(devices)]["capacity"] = {"memory": {"value": "lots"}}
+        elif kind == "values" and devices:  # the common update: values change, the rows stay
+            device = devices[n % len(devices)]
+            for attribute in (device.get("attributes") or {}).values():
+                if "string" in attribute:
+                    attribute["string"] += f"-{n % 3}"
+                elif "int" in attribute:
+                    attribute["int"] = n % 4
+            for quantity in (device.get("capacity") or {}).values():
+                quantity["value"] = f"{n % 5}Gi"
+        elif kind == "unset" and devices:
+            device = devices[n % len(devices)]
+            for key in sorted(device.get("attributes") or {})[n % 3:n % 3 + 1]:
+                del device["attributes"][key]
+        elif kind == "taint" and devices:
+            devices[n % len(devices)]["taints"] = [{"key": f"k{n % 2}", "effect": "NoSchedule"}]
+        elif kind == "multiple" and devices:
+            devices[n % len(devices)]["allowMultipleAllocations"] = bool(n % 2)
         return s
 
     return st.tuples(
         st.sampled_from(["MODIFIED", "MODIFIED", "DELETED"]),
-        st.builds(edit, base, st.sampled_from(["none", "drop", "attr", "cap", "gen", "rename", "bad"]),
+        st.builds(edit, base, st.sampled_from(["none", "drop", "attr", "cap", "gen", "rename", "bad", "values",
+                                               "values", "unset", "taint", "multiple"]),
                   st.integers(0, 40)),
     )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_mutations(MAIN + DYNMIG[:3] + LEGACY), max_size=10))
-def test_any_event_sequence_matches_rebuild(events):
-    inv = DeviceInventory(MAIN + DYNMIG[:3])
-    for event, obj in events:
-        inv.apply(event, obj)
-    assert_matches_rebuild(inv)
+@given(st.lists(st.tuples(_mutations(MAIN + DYNMIG[:3] + LEGACY), st.booleans()), max_size=12))
+def test_any_event_sequence_matches_rebuild_and_leaves_frames_handed_out_alone(events):
+    handed_out = []
+    with mock.patch.object(_overwrite, "CHUNK_ROWS", 4):  # rows overwritten across string chunks
+        inv = DeviceInventory(MAIN + DYNMIG[:3])
+        for (event, obj), look in events:
+            inv.apply(event, obj)
+            if look:
+                frame = inv.frame
+                handed_out.append((frame, frame.copy(deep=True)))
+                assert_matches_rebuild(inv)
+        assert_matches_rebuild(inv)
+    for frame, as_it_was in handed_out:
+        pd.testing.assert_frame_equal(frame, as_it_was)
 
 
 def test_changing_a_returned_frame_leaves_the_inventory_alone():
