@@ -16,10 +16,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 from pandas.api.internals import create_dataframe_from_blocks
 
-from drawb.inventory._frame import Allocations, build_arrays, frame_attrs, quantity_values
+from drawb.inventory._frame import (
+    Allocations,
+    build_arrays,
+    frame_attrs,
+    object_array,
+    quantity_values,
+    string_array,
+)
 from drawb.inventory._overwrite import Span, all_null, comparable, overwritten, same_rows
 from drawb.inventory._read import (
     SliceHeader,
@@ -29,7 +35,7 @@ from drawb.inventory._read import (
     read_header,
     slice_name,
 )
-from drawb.inventory.join import allocation_columns, allocation_values, rows_in
+from drawb.inventory.join import allocation_columns, allocation_values
 from drawb.inventory.pools import pool_states
 from drawb.inventory.schema import (
     IDENTITY,
@@ -129,28 +135,28 @@ class DeviceInventory:
         """Re-join the allocation columns of these (driver, pool, device) rows from ``allocations``,
         which changed for them; the other rows are left as they are."""
         wanted = set(devices)
-        if not wanted or not len(self._arrays["device"]):
+        if not wanted or not self._arrays or not len(self._arrays["device"]):
             return
-        arrays = self._arrays
-        # Pools are few rows each (device names repeat on every node): find the pools' rows, then the devices.
-        rows = rows_in(arrays["pool"], pa.array(sorted({pool for _, pool, _ in wanted}), type=pa.large_string()))
-        index = pa.array(rows, type=pa.int64())
-        keys = zip(*(arrays[c]._pa_array.take(index).to_pylist() for c in ("driver", "pool", "device")))
+        # The rows of the devices' pools are those of the pools' visible slices: few, and found by offset.
+        names = {n for driver, pool, _ in wanted for n in self._pools.get((driver, pool), ()) if self._visible.get(n)}
         table = self.allocations or {}
-        found = [(row, key) for row, key in zip(rows, keys) if key in wanted]
-        if not found:
+        rows, values = [], []
+        devices_now = self._arrays["device"]._pa_array
+        for name, start, stop in self._spans(names)[0]:
+            header = self._headers[name]
+            for row, device in enumerate(devices_now.slice(start, stop - start).to_pylist(), start):
+                key = (header.driver, header.pool, device)
+                if key in wanted:
+                    rows.append(row)
+                    values.append(allocation_values(table.get(key)))
+        if not rows:
             return
-        values = [allocation_values(table.get(key)) for _, key in found]
-        mask = np.zeros(len(self._arrays["device"]), dtype=bool)
-        mask[[row for row, _ in found]] = True
-        for i, column in enumerate(("claim", "request")):
-            replaced = pc.replace_with_mask(arrays[column]._pa_array, pa.array(mask),
-                                            pa.array([v[i] for v in values], type=pa.large_string()))
-            arrays[column] = pd.arrays.ArrowStringArray(replaced)
-        reserved = arrays["reserved_for"].copy()
-        for (row, _), value in zip(found, values):
-            reserved[row] = value[2]
-        arrays["reserved_for"] = reserved
+        spans = [(row, i, 1) for i, row in enumerate(rows)]
+        joined = {"claim": string_array([v[0] for v in values]), "request": string_array([v[1] for v in values]),
+                  "reserved_for": object_array([v[2] for v in values])}
+        for column, new in joined.items():
+            if not same_rows(self._arrays[column], new, spans):
+                self._arrays[column] = overwritten(self._arrays[column], new, spans)
         self._frame = None
 
     # -- bookkeeping -------------------------------------------------------------------------
