@@ -47,7 +47,6 @@ import yaml
 
 from drawb.cluster.kube import KubeCluster
 from drawb.cluster.kube.rest import PAGE_SIZE
-from drawb.cluster.protocol import ClusterError
 from drawb.cluster.live import LiveDevices
 from drawb.testing.api import Api, path_for
 
@@ -72,26 +71,12 @@ def timed_process(argv: list[str], env: dict | None = None) -> tuple[float, int]
     return time.perf_counter() - started, len(proc.stdout)
 
 
-def synced(cluster: KubeCluster) -> KubeCluster:
-    """The cluster with both watches listed: a first list longer than the informer's 30 s start wait
-    (100,000 replayed devices on a loaded host) is waited for again, up to 5 minutes."""
-    for kind in ("ResourceSlice", "ResourceClaim"):
-        for attempt in range(10):
-            try:
-                cluster.watch(kind)
-                break
-            except ClusterError as exc:
-                if "did not finish" not in str(exc) or attempt == 9:
-                    raise
-    return cluster
-
-
 def list_to_frame(kubeconfig: str) -> tuple[float, int]:
     """Seconds from a new KubeCluster to LiveDevices' first frame; the frame's rows."""
     started = time.perf_counter()
     cluster = KubeCluster(kubeconfig=kubeconfig)
     try:
-        frame = LiveDevices(synced(cluster)).frame()
+        frame = LiveDevices(cluster).frame()
         return time.perf_counter() - started, len(frame)
     finally:
         cluster.close()
@@ -141,7 +126,6 @@ def measure_updates(cluster, updates: int, write_slice, write_claim, restore) ->
     """Time ``updates`` slice updates and as many claim allocations through ``LiveDevices`` of
     ``cluster``: the write functions send an object to the server and return when they started the
     write that makes the event."""
-    synced(cluster)
     slices, claims = cluster.watch("ResourceSlice"), cluster.watch("ResourceClaim")
     arrived: dict[tuple[str, str], float] = {}
     spliced: dict[tuple[str, str], float] = {}

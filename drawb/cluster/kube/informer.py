@@ -25,6 +25,7 @@ WATCH_TIMEOUT_S = 240  # server closes the watch after this; we reconnect from t
 INITIAL_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
 QUIET_WATCH_S = 1.0  # a watch that ends sooner without any event counts as a failure (backs off)
+LIST_STALL_S = 30.0  # the first list has stalled when no page has come for this long
 
 
 def _version(obj: dict) -> str | None:
@@ -60,6 +61,11 @@ class Informer:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._response = None
+        # The first list's progress, for start(): when the last page came, how many objects so far, and
+        # why the last attempt failed.
+        self._page_at = 0.0
+        self._listed = 0
+        self._failure: str | None = None
 
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler(event_type, obj)`` on every change after the initial list."""
@@ -87,13 +93,27 @@ class Informer:
         with self._lock:
             return list(self.store.values())
 
-    def start(self, wait_s: float = 30.0) -> None:
-        """List, start watching in a daemon thread, and wait for the first list."""
+    def start(self, stall_s: float = LIST_STALL_S) -> None:
+        """List, start watching in a daemon thread, and wait for the first list for as long as its pages
+        keep coming: a list of 100,000 devices on a loaded host takes minutes, a dead one is told
+        apart by ``stall_s`` seconds without a page (ClusterError; the thread keeps trying, and a later
+        ``start`` waits again)."""
+        waiting_since = time.monotonic()
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name=f"drawb-informer-{self.kind.plural}", daemon=True)
             self._thread.start()
-        if not self.synced.wait(wait_s):
-            raise ClusterError(f"listing {self.kind.plural} did not finish in {wait_s:.0f} s")
+        while True:
+            quiet = time.monotonic() - max(self._page_at, waiting_since)
+            if self.synced.wait(max(0.0, min(1.0, stall_s - quiet))):
+                return
+            if time.monotonic() - max(self._page_at, waiting_since) >= stall_s:
+                failure = f"; the last attempt {self._failure}" if self._failure else ""
+                raise ClusterError(
+                    f"listing {self.kind.plural} stalled: no page for {stall_s:g} s ({self._listed:,} objects "
+                    f"listed so far){failure}",
+                    hint="check that the API server is up and answering (`kubectl get --raw /readyz`); on a slow "
+                    "or overloaded server, retry: the list goes on in the background",
+                )
 
     def stop(self) -> None:
         """Stop watching and join the thread."""
@@ -115,7 +135,7 @@ class Informer:
         what is gone, ADDED for what is new, MODIFIED for what has another resourceVersion; objects
         that did not change are not announced again.
         """
-        objects, version = list_objects(self.client, self.kind, self.namespace)
+        objects, version = list_objects(self.client, self.kind, self.namespace, self._on_page)
         self.stats["lists"] += 1
         items = {object_key(obj): obj for obj in objects}
         with self._lock:
@@ -130,6 +150,9 @@ class Informer:
                 elif _version(old[key]) != _version(obj):
                     self._fire("MODIFIED", obj)
         self.synced.set()
+
+    def _on_page(self, objects: int) -> None:
+        self._page_at, self._listed = time.monotonic(), objects
 
     def _run(self) -> None:
         backoff, expired_in_row = INITIAL_BACKOFF_S, 0
@@ -160,6 +183,7 @@ class Informer:
             if self._stop.is_set():
                 return
             self.stats["failures"] += 1
+            self._failure = problem
             log.warning("watch of %s %s; retrying in %.1f s", self.kind.plural, problem, backoff)
             self._stop.wait(backoff)
             backoff = min(backoff * 2, self.max_backoff_s)

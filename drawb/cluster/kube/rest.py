@@ -7,7 +7,7 @@ into lines in one place. Objects stay raw JSON dicts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import urlencode
 
 import orjson
@@ -63,10 +63,13 @@ def request(
     return orjson.loads(payload) if payload else None
 
 
-def list_objects(client: ApiClient, kind: Kind, namespace: str | None = None) -> tuple[list[dict], str | None]:
+def list_objects(
+    client: ApiClient, kind: Kind, namespace: str | None = None, on_page: Callable[[int], None] | None = None
+) -> tuple[list[dict], str | None]:
     """Every object of ``kind`` (in ``namespace``, or everywhere), page by page, and the list's resourceVersion.
 
     List items lack ``apiVersion`` and ``kind``; they are filled in, so each item reads like a GET.
+    ``on_page(objects so far)`` is called after each page (a long list's progress).
     """
     items: list[dict] = []
     token = None
@@ -76,6 +79,8 @@ def list_objects(client: ApiClient, kind: Kind, namespace: str | None = None) ->
             item.setdefault("apiVersion", kind.api_version)
             item.setdefault("kind", kind.kind)
             items.append(item)
+        if on_page is not None:
+            on_page(len(items))
         meta = page.get("metadata") or {}
         token = meta.get("continue")
         if not token:
