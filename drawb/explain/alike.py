@@ -40,19 +40,28 @@ class Alike:
         self.disjoint = not self.shared and _MANY not in self._pool_node.values()  # no device on two nodes
         self._in_use = in_use_by_pool(allocated)
         self.pools: dict[str, list[PoolID]] = {}
+        self._known = _signatures(state.slices, relevant, self._in_use)
 
     def signature(self, name: str, slices: list[Mapping[str, Any]]) -> tuple | None:
         """What the node's stages depend on, names left out; None: compute the node on its own."""
+        known = self._known.get(name)
+        if known is None:
+            known = self._known[name] = self._signature(name, slices)
+        pools, signature = known
+        if pools is not None:
+            self.pools[name] = pools
+        return signature
+
+    def _signature(self, name: str, slices: list[Mapping[str, Any]]) -> tuple[list[PoolID] | None, tuple | None]:
         if self.shared:
-            return None
+            return None, None
         parts = _node_parts(name, slices, self.relevant)
         if parts is None:
-            return None
+            return None, None
         pools, canonical = parts
         if any(self._pool_node.get(p) != name for p in pools):
-            return None
-        self.pools[name] = pools
-        return canonical, tuple(self._in_use.get(pool, _NOT_IN_USE) for pool in pools)
+            return None, None
+        return pools, (canonical, tuple(self._in_use.get(pool, _NOT_IN_USE) for pool in pools))
 
 
 # What does not change while the slices are the same objects (objects of a cluster are replaced
@@ -60,6 +69,21 @@ class Alike:
 # canonical slices. The last ones seen are remembered, as the scheduler keeps its slice cache.
 _last_pools: list[tuple[list, dict]] = []
 _parts: dict[str, tuple[list, frozenset[str] | None, tuple | None]] = {}
+_last_signatures: list[tuple[list, frozenset[str] | None, dict, dict]] = []
+
+
+def _signatures(slices: list[Mapping[str, Any]], relevant: frozenset[str] | None, in_use: dict) -> dict:
+    """Node -> (pools, signature), remembered while the slices are the same objects, the attributes
+    read the same and the devices in use the same (``in_use_by_pool`` returns the same object)."""
+    from drawb.plan.state import same_objects
+
+    if _last_signatures:
+        seen, seen_relevant, seen_in_use, known = _last_signatures[0]
+        if seen_in_use is in_use and seen_relevant == relevant and same_objects(seen, slices):
+            return known
+    known = {}
+    _last_signatures[:] = [(list(slices), relevant, in_use, known)]
+    return known
 
 
 def _pool_nodes(slices: list[Mapping[str, Any]]) -> dict[PoolID, Any]:

@@ -70,6 +70,11 @@ class NodeMap(Mapping):
     def group(self, node: str) -> Group:
         return self._group[node]
 
+    @property
+    def group_of(self) -> Mapping[str, Group]:
+        """Node -> its group (read-only)."""
+        return self._group
+
     def first(self, node: str) -> NodeStages:
         return self._group[node].stages
 
@@ -137,6 +142,30 @@ class Funnel:
                                                         for keys in self.groups.values())  # fmt: skip
         return ok
 
+    def ok_nodes(self, nodes: Sequence[str], stage: str) -> list[str]:
+        """The nodes of ``nodes`` where every request keeps enough devices after ``stage``, in order
+        (decided once per group)."""
+        group_of, ok, out = self.per_node.group_of, {}, []
+        for node in nodes:
+            group = group_of.get(node)
+            if group is None:
+                continue
+            good = ok.get(id(group))
+            if good is None:
+                good = ok[id(group)] = self.node_ok(node, stage)
+            if good:
+                out.append(node)
+        return out
+
+    def group_firsts(self, nodes: Sequence[str]) -> list[str]:
+        """The first node of ``nodes`` of each group that has one there, in order."""
+        group_of, seen = self.per_node.group_of, {}
+        for node in nodes:
+            group = group_of.get(node)
+            if group is not None and id(group) not in seen:
+                seen[id(group)] = node
+        return list(seen.values())
+
     def blocked_by(self, node: str, stage: str) -> list[tuple[str, str, str]]:
         """The allocated devices in the way at ``stage`` on ``node``."""
         if node not in self.per_node:
@@ -199,8 +228,9 @@ def compute(state: ClusterState, claims: Sequence[Mapping[str, Any]], eligible: 
 
 
 def _first_short(funnel: Funnel, nodes: list[str]) -> str | None:
+    firsts = funnel.group_firsts(nodes)
     for stage in DEVICE_STAGES:
-        if not any(funnel.node_ok(n, stage) for n in nodes):
+        if not any(funnel.node_ok(n, stage) for n in firsts):
             return stage
     return None
 
@@ -210,7 +240,7 @@ def _together(funnel: Funnel, state: ClusterState, claims: Sequence[Mapping[str,
     """Run the allocator on the nodes where every request keeps enough devices: the pod's own nodes
     first (stopping at the first fit), then the others until a few fits are found. A node alike to
     one already tried gets that node's refusal (the allocation depends only on what makes them alike)."""
-    ready = [n for n in nodes if funnel.node_ok(n, "counters")]
+    ready = funnel.ok_nodes(nodes, "counters")
     local_set = set(local)
     order = [n for n in ready if n in local_set] + [n for n in ready if n not in local_set]
     refusals: dict[str, str] = {}  # a group (its first node) -> the constraint's quick refusal there

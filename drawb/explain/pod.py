@@ -120,7 +120,7 @@ def explain_pod(state: ClusterState, namespace: str, name: str) -> Explanation:
             explained.state = r.BINDING
             return explained
     allocated = [c for c in claims if allocation_of(c)]
-    eligible = {name_of(n): _excluded(pod, n, allocated) for n in state.nodes}
+    eligible = _eligible(state, pod, allocated)
     out.excluded = {n: why for n, why in eligible.items() if why}
     shared = [c for c in allocated if not _reserved_for(c, pod)]
     if allocated and not any(why is None for why in eligible.values()):
@@ -201,6 +201,21 @@ def _missing_class(state: ClusterState, claims: list[dict]) -> tuple[dict, str, 
                 if class_name and state.device_class(class_name) is None:
                     return claim, request_name, class_name
     return None
+
+
+def _eligible(state: ClusterState, pod: Mapping[str, Any], allocated: list[dict]) -> dict[str, str | None]:
+    """Node -> why the pod may not use it (None: it may), for every node."""
+    spec = pod.get("spec") or {}
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    plain = not (spec.get("nodeSelector") or required or allocated)  # only the node's own spec can exclude it
+    out: dict[str, str | None] = {}
+    for node in state.nodes:
+        node_spec = node.get("spec") or {}
+        if plain and not node_spec.get("unschedulable") and not node_spec.get("taints"):
+            out[name_of(node)] = None
+        else:
+            out[name_of(node)] = _excluded(pod, node, allocated)
+    return out
 
 
 def _excluded(pod: Mapping[str, Any], node: Mapping[str, Any], allocated: list[dict]) -> str | None:
@@ -351,8 +366,14 @@ def _drop_text(drop: Drop) -> str:
 def _first_error(funnel: Funnel, local: list[str]) -> Drop | None:
     """A device whose pool or selector errors where the scheduler's search reaches it: on a node the pod
     may use with such a device, the allocator itself (exact to the scheduler's) is asked whether it stops."""
+    by_group: dict[int, list[Drop]] = {}  # the drops with an error of each group's first node
     for node in local:
-        errors = [d for rs in funnel.first_requests(node).values() for d in rs.drops if d.error]
+        group = funnel.per_node.group_of.get(node)
+        if group is None:
+            continue
+        errors = by_group.get(id(group))
+        if errors is None:
+            errors = by_group[id(group)] = [d for rs in group.by_key.values() for d in rs.drops if d.error]
         if not errors:
             continue
         try:
@@ -382,13 +403,20 @@ def _best(funnel: Funnel, nodes: list[str], stage: str) -> str | None:
     """The node the pod may use that comes closest at ``stage``: every request enough one stage earlier,
     most devices left after ``stage``."""
     if stage in ("constraints", "node"):
-        ready = [n for n in nodes if funnel.node_ok(n, "counters")]
+        ready = funnel.ok_nodes(nodes, "counters")
         return ready[0] if ready else None
     index = DEVICE_STAGES.index(stage)
-    ready = [n for n in nodes if n in funnel.per_node and (index == 0 or funnel.node_ok(n, DEVICE_STAGES[index - 1]))]
-    if not ready:
-        return None
-    return max(ready, key=lambda n: sum(len(rs.survivors[stage]) for rs in funnel.first_requests(n).values()))
+    ready = (funnel.ok_nodes(nodes, DEVICE_STAGES[index - 1]) if index else [n for n in nodes if n in funnel.per_node])
+    left: dict[int, int] = {}  # per group: the devices its requests keep after ``stage``
+    best, most = None, -1
+    for n in ready:  # the first node of the most
+        group = funnel.per_node.group(n)
+        count = left.get(id(group))
+        if count is None:
+            count = left[id(group)] = sum(len(rs.survivors[stage]) for rs in group.by_key.values())
+        if count > most:
+            best, most = n, count
+    return best
 
 
 def _short_keys(funnel: Funnel, node: str, stage: str) -> list[tuple[int, int, int]]:

@@ -60,11 +60,7 @@ class Holders(Mapping):
 
     def _by_device(self) -> dict[DeviceID, list[tuple[dict, bool]]]:
         if self._index is None:
-            self._index = {}
-            for claim in self._claims:
-                for result in results_of(claim):
-                    device_id = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
-                    self._index.setdefault(device_id, []).append((claim, bool(result.get("adminAccess"))))
+            self._index = _device_index(self._claims)
         return self._index
 
     def __getitem__(self, device_id: DeviceID) -> list[Holder]:
@@ -81,6 +77,25 @@ class Holders(Mapping):
 
     def __contains__(self, device_id: object) -> bool:
         return device_id in self._by_device()
+
+
+_last_index: list[tuple[list[dict], dict]] = []
+
+
+def _device_index(claims: list[dict]) -> dict[DeviceID, list[tuple[dict, bool]]]:
+    """Device -> (claim, admin access) of the claims holding it; remembered for the last claims seen
+    (the same objects: a cluster's objects are replaced whole, never changed in place); read-only."""
+    from drawb.plan.state import same_objects
+
+    if _last_index and same_objects(_last_index[0][0], claims):
+        return _last_index[0][1]
+    index: dict[DeviceID, list[tuple[dict, bool]]] = {}
+    for claim in claims:
+        for result in results_of(claim):
+            device_id = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
+            index.setdefault(device_id, []).append((claim, bool(result.get("adminAccess"))))
+    _last_index[:] = [(list(claims), index)]
+    return index
 
 
 def _holder(claim: Obj, admin: bool) -> Holder:

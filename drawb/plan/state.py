@@ -88,10 +88,7 @@ class PlanState:
         self._local = layout.local
         self.nonlocal_slices = layout.nonlocal_slices
         self.claims = list(claims)
-        self._by_pool: dict[PoolID, list[Obj]] = {}
-        for claim in self.claims:
-            for pool in dict.fromkeys((r.get("driver", ""), r.get("pool", "")) for r in results(claim)):
-                self._by_pool.setdefault(pool, []).append(claim)
+        self._by_pool = _claims_by_pool(self.claims)
         self._in_use = in_use_by_pool(gather_allocated(self.claims, self.consumable))
         self._views: dict[str, NodeView] = {}
         self._signatures: dict[tuple[str, frozenset[str] | None], tuple] = {}
@@ -154,9 +151,7 @@ class _Layout:
     def same(self, nodes: list[Obj], slices: list[Obj]) -> bool:
         """Whether ``nodes`` and ``slices`` are the objects this layout was made of, in order (objects of a
         cluster are replaced whole, never changed in place, as an informer's store holds them)."""
-        return (len(nodes) == len(self.given_nodes) and len(slices) == len(self.given_slices)
-                and all(a is b for a, b in zip(nodes, self.given_nodes))
-                and all(a is b for a, b in zip(slices, self.given_slices)))  # fmt: skip
+        return same_objects(nodes, self.given_nodes) and same_objects(slices, self.given_slices)
 
     def pools(self, name: str) -> list[PoolID]:
         """The pools a node sees, in the allocator's order."""
@@ -176,6 +171,25 @@ class _Layout:
 
 
 _last_layout: list[_Layout] = []
+_last_by_pool: list[tuple[list[Obj], dict[PoolID, list[Obj]]]] = []
+
+
+def same_objects(a: Sequence[Obj], b: Sequence[Obj]) -> bool:
+    """Whether two lists hold the same objects in the same order (objects of a cluster are replaced
+    whole, never changed in place, as an informer's store holds them)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _claims_by_pool(claims: list[Obj]) -> dict[PoolID, list[Obj]]:
+    """The claims holding devices of each pool (remembered for the last claims seen; read-only)."""
+    if _last_by_pool and same_objects(_last_by_pool[0][0], claims):
+        return _last_by_pool[0][1]
+    found: dict[PoolID, list[Obj]] = {}
+    for claim in claims:
+        for pool in dict.fromkeys((r.get("driver", ""), r.get("pool", "")) for r in results(claim)):
+            found.setdefault(pool, []).append(claim)
+    _last_by_pool[:] = [(claims, found)]
+    return found
 
 
 def _layout(nodes: list[Obj], slices: list[Obj]) -> _Layout:
@@ -205,8 +219,21 @@ def _devices_of(rs: Obj) -> dict[str, Obj]:
     return found
 
 
+_last_in_use: list[tuple[AllocatedState, dict]] = []
+
+
 def in_use_by_pool(state: AllocatedState) -> dict[PoolID, tuple]:
-    """Per pool, the devices in use as the allocator counts them: (dedicated, shared, consumed)."""
+    """Per pool, the devices in use as the allocator counts them: (dedicated, shared, consumed).
+    Remembered for the last state (``gather_allocated`` returns the same one for the same claims);
+    callers must not modify it."""
+    if _last_in_use and _last_in_use[0][0] is state:
+        return _last_in_use[0][1]
+    found = _in_use_by_pool(state)
+    _last_in_use[:] = [(state, found)]
+    return found
+
+
+def _in_use_by_pool(state: AllocatedState) -> dict[PoolID, tuple]:
     dedicated: dict[PoolID, list] = {}
     shared: dict[PoolID, list] = {}
     consumed: dict[PoolID, list] = {}

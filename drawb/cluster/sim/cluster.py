@@ -78,6 +78,7 @@ class SimCluster:
         self.simulated = True  # front ends say so beside every answer that comes from it
         self._objects: dict[Key, dict] = {}
         self._by_kind: dict[str, dict[tuple[str, str], dict]] = {}  # kind -> (namespace or "", name) -> object
+        self._order: dict[str, list[tuple[str, str]]] = {}  # kind -> its keys sorted, until one is added or removed
         self._versions = itertools.count(1)
         self._watches: dict[str, SimWatch] = {}
         self.kubernetes_version = ".".join(minor)
@@ -129,6 +130,8 @@ class SimCluster:
             meta["uid"] = stable_uuid("uid", key[0], key[1], key[2], meta["resourceVersion"])[4:]
             meta.setdefault("creationTimestamp", self.lifecycle.clock.timestamp(self.lifecycle.now))
         event = "MODIFIED" if key in self._objects else "ADDED"
+        if event == "ADDED":
+            self._order.pop(key[0], None)
         self._objects[key] = obj
         self._by_kind.setdefault(key[0], {})[(key[1] or "", key[2])] = obj
         self.lifecycle.changed(key[0], obj)
@@ -140,6 +143,7 @@ class SimCluster:
         obj = self._objects.pop((kind, namespace, name), None)
         if obj is not None:
             del self._by_kind[kind][(namespace or "", name)]
+            self._order.pop(kind, None)
             self.lifecycle.changed(kind, obj, deleted=True)
             self._notify(kind, "DELETED", obj)
 
@@ -174,8 +178,10 @@ class SimCluster:
         kind_of(kind)
         self.lifecycle.catch_up()
         stored = self._by_kind.get(kind, {})
-        keys = sorted(k for k in stored if namespace is None or k[0] == namespace)
-        return [stored[k] for k in keys]
+        keys = self._order.get(kind)
+        if keys is None:
+            keys = self._order[kind] = sorted(stored)
+        return [stored[k] for k in keys if namespace is None or k[0] == namespace]
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """One object, or None: the stored object itself, read-only."""
