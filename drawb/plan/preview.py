@@ -18,7 +18,7 @@ from drawb.alloc import AllocationError
 from drawb.api.nodeaffinity import node_filter, selector_matches
 from drawb.plan.relevance import relevant_attributes
 from drawb.collector import collector_paused
-from drawb.plan.state import NodeView, PlanState, rename, results
+from drawb.plan.state import NodeView, PlanState, pool_of, rename, results
 from drawb.plan.workload import Workload
 
 CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -72,9 +72,16 @@ def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_
     result = Preview(workload, claims, node_count=len(state.nodes))
     relevant = relevant_attributes(claims, state.class_by_name, state.kubernetes_version, state.feature_gates)
     groups: dict[tuple, tuple[NodeView, list[dict] | None]] = {}
+    spec = pod["spec"]
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    plain = not (spec.get("nodeSelector") or required)  # only the node's own spec can exclude it
     for node in state.nodes:
-        reason = node_filter(pod, node)
-        if reason is None and any(not selector_matches(c["status"]["allocation"].get("nodeSelector"), node) for c in held):
+        node_spec = node.get("spec") or {}
+        if plain and not node_spec.get("unschedulable") and not node_spec.get("taints"):
+            reason = None
+        else:
+            reason = node_filter(pod, node)
+        if reason is None and held and any(not selector_matches(c["status"]["allocation"].get("nodeSelector"), node) for c in held):
             reason = NOT_AVAILABLE
         if reason is not None:
             result.rejected[reason] = result.rejected.get(reason, 0) + 1
@@ -143,12 +150,39 @@ def describe(device: Mapping[str, Any] | None, driver: str) -> dict[str, Any]:
     }
 
 
+_NO_DEVICE = describe(None, "")
+_described: dict[int, tuple[Mapping[str, Any], dict[str, dict[str, Any]]]] = {}
+
+
+def _about(view: NodeView, driver: str, pool: str, name: str) -> dict[str, Any]:
+    """``describe`` of a device of the view's slices (the first of that name in slice order); each
+    slice's descriptions are remembered per slice object (a cluster's objects are replaced whole)."""
+    for rs in view.slices:
+        if pool_of(rs) != (driver, pool):
+            continue
+        cached = _described.get(id(rs))
+        if cached is None or cached[0] is not rs:
+            if len(_described) > 200_000:
+                _described.clear()
+            found: dict[str, dict[str, Any]] = {}
+            for device in (rs.get("spec") or {}).get("devices") or []:
+                found.setdefault(device.get("name", ""), describe(device, driver))
+            cached = _described[id(rs)] = (rs, found)
+        about = cached[1].get(name)
+        if about is not None:
+            return about
+    return _NO_DEVICE
+
+
 def rows(fits: list[NodeFit], claims: list[dict], pick: str | None) -> dict[str, list]:
     """The table's columns, one row per device per node: node, claim, request, device, product, memory,
     profile, pick, driver, pool. A node's devices are its allocations made on a node alike to it, with
     that node's pools renamed (``rename`` does the same for the whole allocation)."""
     columns: dict[str, list] = {k: [] for k in ("node", "claim", "request", "device", "product", "memory", "profile",
                                                 "pick", "driver", "pool")}
+    nodes, claim_names, requests, devices = columns["node"], columns["claim"], columns["request"], columns["device"]
+    products, memories, profiles = columns["product"], columns["memory"], columns["profile"]
+    picks, drivers, pool_names = columns["pick"], columns["driver"], columns["pool"]
     names = [claim["metadata"]["name"] for claim in claims]
     for fit in fits:
         view = fit.view
@@ -161,16 +195,15 @@ def rows(fits: list[NodeFit], claims: list[dict], pick: str | None) -> dict[str,
             for r in ((allocation.get("devices") or {}).get("results") or []):
                 driver, device_name = r["driver"], r["device"]
                 pool = pools.get(r["pool"], r["pool"])
-                device = view.device(driver, pool, device_name) if view else None
-                about = describe(device, driver)
-                columns["node"].append(fit.node)
-                columns["claim"].append(name)
-                columns["request"].append(r["request"])
-                columns["device"].append(device_name)
-                columns["product"].append(about["product"])
-                columns["memory"].append(about["memory"])
-                columns["profile"].append(about["profile"])
-                columns["pick"].append(fit.node == pick)
-                columns["driver"].append(driver)
-                columns["pool"].append(pool)
+                about = _about(view, driver, pool, device_name) if view else _NO_DEVICE
+                nodes.append(fit.node)
+                claim_names.append(name)
+                requests.append(r["request"])
+                devices.append(device_name)
+                products.append(about["product"])
+                memories.append(about["memory"])
+                profiles.append(about["profile"])
+                picks.append(fit.node == pick)
+                drivers.append(driver)
+                pool_names.append(pool)
     return columns

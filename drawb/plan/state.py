@@ -57,15 +57,6 @@ class NodeView:
     def name(self) -> str:
         return _name(self.node)
 
-    def device(self, driver: str, pool: str, name: str) -> Obj | None:
-        """A device of this node's slices (the first of that name, in slice order)."""
-        for rs in self.slices:
-            if pool_of(rs) == (driver, pool):
-                device = _devices_of(rs).get(name)
-                if device is not None:
-                    return device
-        return None
-
 
 class PlanState:
     """Nodes, slices, classes and allocated claims of a cluster, under its version and gates."""
@@ -90,8 +81,8 @@ class PlanState:
         self.claims = list(claims)
         self._by_pool = _claims_by_pool(self.claims)
         self._in_use = in_use_by_pool(gather_allocated(self.claims, self.consumable))
-        self._views: dict[str, NodeView] = {}
-        self._signatures: dict[tuple[str, frozenset[str] | None], tuple] = {}
+        self._views = layout.views(self._by_pool)
+        self._signatures = layout.signatures(self._in_use)
 
     def view(self, node: Obj) -> NodeView:
         """What an allocation on ``node`` looks at (remembered per node)."""
@@ -147,6 +138,20 @@ class _Layout:
                 self.nonlocal_slices.append(rs)
         self._pools: dict[str, list[PoolID]] = {}
         self._canonical: dict[tuple[str, frozenset[str] | None], tuple] = {}
+        self._views: tuple[Any, dict[str, NodeView]] | None = None
+        self._signatures: tuple[Any, dict[tuple[str, frozenset[str] | None], tuple]] | None = None
+
+    def views(self, by_pool: dict) -> dict[str, NodeView]:
+        """The node views made for these claims per pool (``_claims_by_pool``'s object): kept while it is the same."""
+        if self._views is None or self._views[0] is not by_pool:
+            self._views = (by_pool, {})
+        return self._views[1]
+
+    def signatures(self, in_use: dict) -> dict[tuple[str, frozenset[str] | None], tuple]:
+        """The node signatures made for these devices in use (``in_use_by_pool``'s object): kept while it is the same."""
+        if self._signatures is None or self._signatures[0] is not in_use:
+            self._signatures = (in_use, {})
+        return self._signatures[1]
 
     def same(self, nodes: list[Obj], slices: list[Obj]) -> bool:
         """Whether ``nodes`` and ``slices`` are the objects this layout was made of, in order (objects of a
@@ -200,23 +205,6 @@ def _layout(nodes: list[Obj], slices: list[Obj]) -> _Layout:
     layout = _Layout(nodes, slices)
     _last_layout[:] = [layout]
     return layout
-
-
-_device_maps: dict[int, tuple[Obj, dict[str, Obj]]] = {}
-
-
-def _devices_of(rs: Obj) -> dict[str, Obj]:
-    """A slice's devices by name, the first of each name (remembered per slice object)."""
-    cached = _device_maps.get(id(rs))
-    if cached is not None and cached[0] is rs:
-        return cached[1]
-    found: dict[str, Obj] = {}
-    for device in (rs.get("spec") or {}).get("devices") or []:
-        found.setdefault(device.get("name", ""), device)
-    if len(_device_maps) > _CACHE_LIMIT:
-        _device_maps.clear()
-    _device_maps[id(rs)] = (rs, found)
-    return found
 
 
 _last_in_use: list[tuple[AllocatedState, dict]] = []
