@@ -92,6 +92,7 @@ class SimCluster:
         ``gated=False``: the objects are known to hold no feature-gated field (``Scenario.slices_as_built``)."""
         created = self.lifecycle.clock.timestamp(self.lifecycle.now)
         gates = self.feature_gates
+        self._order.clear()  # the kinds' sorted keys are made again on the next list
         for obj in objects:
             if copy_first:
                 obj = copy.deepcopy(obj)

@@ -218,3 +218,20 @@ def test_objects_handed_out_never_change_the_controllers_store_new_ones(sim):
     assert failed["series"]["count"] >= 2  # the repeated event was stored anew, not counted in place
     assert sim.get("Pod", "done", NS)["status"]["phase"] == "Succeeded"
     assert sim.list("Pod", NS)[0] is sim.list("Pod", NS)[0]  # unchanged objects are shared, not copied per read
+
+
+def test_lists_stay_in_name_order_as_objects_come_and_go(sim):
+    def claim(name: str) -> dict:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": NS},
+                "spec": _template("x")["spec"]["spec"]}
+
+    def names() -> list[str]:
+        return [c["metadata"]["name"] for c in sim.list("ResourceClaim", NS)]
+
+    sim.apply([claim("b"), claim("a")])
+    assert names() == ["a", "b"]
+    sim.apply([claim("ab")])
+    assert names() == ["a", "ab", "b"]
+    sim.delete("ResourceClaim", "a", NS)
+    sim.apply([claim("b")])  # changed, not added: the order holds
+    assert names() == ["ab", "b"]
