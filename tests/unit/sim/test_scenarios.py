@@ -119,3 +119,19 @@ def test_a_node_of_more_than_128_devices_publishes_one_pool_of_several_slices():
     frame = device_frame(partial)
     assert not frame.loc[(frame["pool"] == "gpu-node-00000") & (frame["driver"] == "gpu.nvidia.com"), "pool_complete"].any()
     assert allocate([claim], node=node, slices=partial, classes=classes) is None
+
+
+def test_a_large_seed_leaves_the_collector_until_close_and_is_collectable_after():
+    import gc
+    import weakref
+
+    from drawb.cluster.sim.cluster import SimCluster
+
+    before = gc.get_freeze_count()
+    cluster = SimCluster("synthetic:3400x1")  # 3,400 nodes and 6,800 slices: above the 10,000 objects frozen
+    assert gc.get_freeze_count() > before + 10_000
+    ref = weakref.ref(cluster)  # the cluster and its lifecycle refer to each other: only the collector frees them
+    cluster.close()
+    del cluster
+    gc.collect()
+    assert ref() is None
