@@ -10,7 +10,7 @@ devices) replicated with fresh node names and UUIDs until there are enough devic
 Per shape it reports:
 - cold: the first `select` on a frame object (columns factorized then; later previews reuse them),
 - warm: the median of `--runs` further `select` calls on the same frame (the notebook loop: one
-  inventory, many previews; 3 runs for the shape that falls back per device),
+  inventory, many previews),
 - cel-python: the same selector evaluated per device with cel-python (celpy), timed on a fixed
   sample of `--sample` devices and scaled to all devices (evaluating 100,000 devices per shape would
   take minutes); the speed-up is that scaled time over drawb's warm median,
@@ -57,12 +57,11 @@ SHAPES = {
     "error-producing (no such key)": (f'{GPU}.profile == "1g.10gb"', ()),
     "optional chaining": (f'{GPU}.?profile.orValue("") == "1g.10gb"', ()),
     "exists over the domains of device.attributes": ('device.attributes.exists(d, d == "compute-domain.nvidia.com")', ()),
-    "exists over a domain's values (per-device fallback)": (
+    "exists over a domain's values": (
         f'{GPU}.exists(k, {GPU}[k] == "Hopper")',
         (),
     ),
 }
-NOT_VECTORIZABLE = {"exists over a domain's values (per-device fallback)"}
 # cel-python has no optional syntax: the anchor runs the equivalent conditional instead.
 CELPY_EQUIVALENT = {
     "optional chaining": f'(has({GPU}.profile) ? {GPU}.profile : "") == "1g.10gb"',
@@ -203,8 +202,7 @@ def main() -> None:
         t = time.perf_counter()
         result = select(fresh, selector, class_selectors=classes)
         cold = (time.perf_counter() - t) * 1000
-        runs = 3 if label in NOT_VECTORIZABLE else args.runs
-        warm = median_ms(lambda: select(fresh, selector, class_selectors=classes), runs)
+        warm = median_ms(lambda: select(fresh, selector, class_selectors=classes), args.runs)
         class_compiled = [compile_selector(c, kubernetes_version="1.34", stored=True) for c in classes]
         t = time.perf_counter()
         for device, driver in sample:
@@ -216,9 +214,8 @@ def main() -> None:
         anchor = CELPY_EQUIVALENT.get(label, expression)
         celpy_total = celpy_seconds_per_device([*classes, anchor], sample) * n
         speedup = celpy_total * 1000 / warm
-        mark = " (not vectorizable)" if label in NOT_VECTORIZABLE else ""
         print(
-            f"| {label}{mark} | {result.match_count} | {result.error_count} | {cold:.1f} | {warm:.1f} | "
+            f"| {label} | {result.match_count} | {result.error_count} | {cold:.1f} | {warm:.1f} | "
             f"{drawb_per_device:.1f} | {celpy_total:.1f} | {speedup:,.0f}x |"
         )
     print(f"load average at end: {os.getloadavg()[0]:.1f}")

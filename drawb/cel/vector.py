@@ -185,6 +185,13 @@ class FrameColumns:
             self._codes[column] = _factorize(series)
         return self._codes[column]
 
+    def present(self, column: str) -> np.ndarray:
+        """Which rows have a value in ``column`` (cached)."""
+        key = ("present", column)
+        if key not in self._distinct:
+            self._distinct[key] = self.frame[column].notna().to_numpy(dtype=bool)
+        return self._distinct[key]
+
     def _domains(self, which: str) -> dict[str, list[str]]:
         """Per domain, its attribute (or `capacity:`) columns."""
         names = self.attribute_types if which == "attributes" else [capacity_column(c) for c in self.capacities]
@@ -203,7 +210,7 @@ class FrameColumns:
             for columns in domains.values():
                 present = np.zeros(self.n, dtype=bool)
                 for c in columns:
-                    present |= self.frame[c].notna().to_numpy(dtype=bool)
+                    present |= self.present(c)
                 parts.append(Coded(present.astype(np.intp), [False, True]))
             if not parts:
                 self._distinct[key] = (np.zeros(self.n, dtype=np.intp), [()])
@@ -662,7 +669,7 @@ class Vectorizer:
             if column not in self.cols.capacities:
                 return _const(self.cols.n, False)
             column = capacity_column(column)
-        return Coded(self.cols.frame[column].notna().to_numpy(dtype=bool).astype(np.intp), [False, True])
+        return Coded(self.cols.present(column).astype(np.intp), [False, True])
 
     def _string_comparison(self, args: list[Node], equal: bool) -> Coded | None:
         """``<string attribute> == "text"`` (or ``!=``, either side) in one Arrow pass over the column,
@@ -678,10 +685,8 @@ class Vectorizer:
             column = f"{ref[0]}/{ref[1]}"
             if self.cols.kind(column) != "string" or column not in self.cols.frame:
                 continue
-            series = self.cols.frame[column]
-            present = series.notna().to_numpy(dtype=bool)
-            same = (series == other.value).to_numpy(dtype=bool, na_value=False)
-            codes = np.where(present, same.astype(np.intp), 2)
+            same = (self.cols.frame[column] == other.value).to_numpy(dtype=bool, na_value=False)
+            codes = np.where(self.cols.present(column), same.astype(np.intp), 2)
             return Coded(codes, [not equal, equal, CelError(f"no such key: {ref[1]}")])
         return None
 
