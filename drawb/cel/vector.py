@@ -192,6 +192,14 @@ class FrameColumns:
             self._distinct[key] = self.frame[column].notna().to_numpy(dtype=bool)
         return self._distinct[key]
 
+    def equal(self, column: str, text: str) -> np.ndarray:
+        """Per row: 1 where ``column`` equals ``text``, 0 where it differs, 2 where it is missing (cached)."""
+        key = ("equal", column, text)
+        if key not in self._distinct:
+            same = (self.frame[column] == text).to_numpy(dtype=bool, na_value=False)
+            self._distinct[key] = np.where(self.present(column), same.astype(np.intp), 2)
+        return self._distinct[key]
+
     def _domains(self, which: str) -> dict[str, list[str]]:
         """Per domain, its attribute (or `capacity:`) columns."""
         names = self.attribute_types if which == "attributes" else [capacity_column(c) for c in self.capacities]
@@ -685,8 +693,7 @@ class Vectorizer:
             column = f"{ref[0]}/{ref[1]}"
             if self.cols.kind(column) != "string" or column not in self.cols.frame:
                 continue
-            same = (self.cols.frame[column] == other.value).to_numpy(dtype=bool, na_value=False)
-            codes = np.where(self.cols.present(column), same.astype(np.intp), 2)
+            codes = self.cols.equal(column, other.value)
             return Coded(codes, [not equal, equal, CelError(f"no such key: {ref[1]}")])
         return None
 
