@@ -136,10 +136,6 @@ class ClusterState:
         return {(namespace_of(p), name_of(p)): p for p in self.pods}
 
     @cached_property
-    def pods_by_uid(self) -> dict[str, dict]:
-        return {meta(p).get("uid", ""): p for p in self.pods if meta(p).get("uid")}
-
-    @cached_property
     def _claims(self) -> dict[tuple[str, str], dict]:
         return {(namespace_of(c), name_of(c)): c for c in self.claims}
 
