@@ -5,9 +5,12 @@ a small `table` of CEL values or errors, so that row i's value is `table[codes[i
 capacity columns are factorized once; an operator runs the same scalar function the per-device
 interpreter uses, but only on the distinct operand combinations that occur. Because every value is
 computed by the per-device code, the results are identical to `Selector.matches` on every row.
-Subtrees that read the device in ways other than a fixed attribute or capacity (iterating the maps,
-computed keys, comprehensions) run per device through the interpreter, once per distinct device
-content (the CEL `device` variable depends only on driver, attributes, capacity and
+One exception, for columns of many distinct values (UUIDs): a string attribute compared with a
+string constant (`==`, `!=`) is one Arrow comparison over the column, whose result (a bool, or
+the missing key's error) is what the strict operator gives on strings.
+Subtrees that read the device in ways other than a fixed attribute or capacity (iterating the
+maps, computed keys, comprehensions) run per device through the interpreter, once per distinct
+device content (the CEL `device` variable depends only on driver, attributes, capacity and
 allowMultipleAllocations, not on the node or the device name).
 """
 
