@@ -1,7 +1,7 @@
 """``why``, ``preview`` and ``capacity`` end to end, through the command runner, on the 10,000-node
 synthetic cluster with half of the devices allocated.
 
-Run: nice -n 5 .venv/bin/python bench/bench_why.py [--nodes 10000] [--runs 5]
+Run: nice -n 5 .venv/bin/python bench/bench_why.py [--nodes 10000] [--runs 5] [--changed]
 
 The session is connected to a simulated cluster made of `synthetic(--nodes, 8)` plus, as seed objects,
 one running pod per node of the first half of the nodes (name order) with a claim holding every GPU
@@ -14,7 +14,9 @@ The simulated clock stands still (``ManualClock``): after the cluster has settle
 and the scheduler's attempt on the trainer pod, timed apart), nothing happens between commands.
 Each command runs as the CLI and the magic run it (``drawb.commands.registry.run_line``: parse, read
 the cluster through the Cluster protocol, compute, and for preview and capacity the table): the first
-call of the session (``first``) and the median of ``--runs`` further calls (``again``).
+call of the session (``first``) and the median of ``--runs`` further calls (``again``). With
+``--changed``, each further call follows the deletion of one running pod (its claim is released: the
+devices in use change, so what the commands keep for an unchanged cluster is made again).
 Anchors in the same run: the simulated scheduler's own decision for the trainer pod
 (``drawb.cluster.sim.scheduler.schedule``: its filters and one ``drawb.alloc.Allocator`` asked node by
 node, pre-check included), which reaches the same verdict (no node) with no explanation; and reading
@@ -120,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--nodes", type=int, default=10000)
     parser.add_argument("--only", choices=sorted(COMMANDS), action="append", help="run only these commands")
+    parser.add_argument("--changed", action="store_true", help="delete one running pod before each further call")
     args = parser.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f} at the start")
     built, sim = timed(lambda: cluster(args.nodes))
@@ -127,11 +130,19 @@ def main(argv: list[str] | None = None) -> int:
     session._cluster = sim  # the connected cluster, as `%dra connect` leaves it
     settled, _ = timed(lambda: sim.list("Namespace"))  # the cluster's own catch-up: the scheduler tries the trainer pod
     print(f"synthetic({args.nodes}, 8), half allocated: built in {built:.1f} s, settled in {settled:.1f} s")
+    running = sorted(p["metadata"]["name"] for p in sim.list("Pod", NS) if p["metadata"]["name"].startswith("job-"))
+
+    def again_once(line: str) -> float:
+        if args.changed:
+            sim.delete("Pod", running.pop(), NS, force_unmanaged=True)
+            sim.list("Namespace")  # the controllers release the claim before the timed call
+        return timed(lambda: run_line(session, line, prog="drawb"))[0]
+
     for label, line in COMMANDS.items():
         if args.only and label not in args.only:
             continue
         first, result = timed(lambda: run_line(session, line, prog="drawb"))
-        again = [timed(lambda: run_line(session, line, prog="drawb"))[0] for _ in range(args.runs)]
+        again = [again_once(line) for _ in range(args.runs)]
         summary = getattr(result, "summary", None) or getattr(result, "sentence", None) or str(result)[:200]
         print(f"| {label} | first {first * 1e3:,.0f} ms | again median {statistics.median(again) * 1e3:,.0f} ms "
               f"(min {min(again) * 1e3:,.0f}) |")
