@@ -34,6 +34,18 @@ def comparable(old: Any, new: Any) -> bool:
     return isinstance(old, (BaseMaskedArray, np.ndarray))
 
 
+def missing(like: Any, rows: int) -> Any:
+    """An array of ``rows`` missing values of ``like``'s kind, dtype and Arrow type; None for float64
+    (whose dtype a rebuild may change) and kinds not handled here."""
+    if isinstance(like, ArrowStringArray):
+        return ArrowStringArray(pa.chunked_array([pa.nulls(rows, like._pa_array.type)]))
+    if isinstance(like, BaseMaskedArray):
+        return type(like)(np.zeros(rows, dtype=like._data.dtype), np.ones(rows, dtype=bool))
+    if isinstance(like, np.ndarray) and like.dtype == object:
+        return np.full(rows, None, dtype=object)
+    return None
+
+
 def all_null(array: Any, start: int, rows: int) -> bool:
     """Whether rows ``start:start + rows`` are all missing."""
     if isinstance(array, ArrowStringArray):

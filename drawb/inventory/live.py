@@ -3,7 +3,7 @@
 Rows are grouped by slice in the order the slices were added. An event re-reads only the slices
 whose rows change (the slice itself, plus the other slices of its pool when the pool's newest
 generation or completeness changes). When their row counts stay (the common update), only the
-columns whose values changed are overwritten at those rows (``_overwrite``: copy-on-write, the
+columns whose values changed (or that the update brings) are overwritten at those rows (``_overwrite``: copy-on-write, the
 frames handed out keep theirs); otherwise their rows are spliced in, column by column. The
 pandas frame is built on the next read, not per event.
 """
@@ -26,7 +26,7 @@ from drawb.inventory._frame import (
     quantity_values,
     string_array,
 )
-from drawb.inventory._overwrite import Span, all_null, comparable, overwritten, same_rows
+from drawb.inventory._overwrite import Span, all_null, comparable, missing, overwritten, same_rows
 from drawb.inventory._read import (
     SliceHeader,
     device_list,
@@ -247,7 +247,7 @@ class DeviceInventory:
         data = self._drop_type_conflicts(data, info)
         arrays = None
         if all(self._rows.get(member, 0) == stop - start for member, start, stop in old_spans):
-            arrays = self._overwrite(old_spans, data)
+            arrays = self._overwrite(old_spans, data, info)
         if arrays is None:
             arrays = self._splice(old_spans, data, info, total)
             self._ends = None
@@ -266,13 +266,21 @@ class DeviceInventory:
         spans = [(n, int(ends[i - 1]) if i else 0, int(ends[i])) for i, n in places]
         return spans, int(ends[-1]) if len(ends) else 0
 
-    def _overwrite(self, old_spans: list[tuple[str, int, int]], data: dict[str, Any]) -> dict[str, Any] | None:
+    def _overwrite(self, old_spans: list[tuple[str, int, int]], data: dict[str, Any],
+                   info: dict[str, Any]) -> dict[str, Any] | None:
         """The column arrays with the changed slices' rows overwritten by the block's, which has as many
-        rows per slice; None where that is not the whole change (a column comes or may go, a dtype
-        changes, a float64 column may need retyping): then the rows are spliced instead."""
-        old = self._arrays
-        if data.keys() - old.keys():
+        rows per slice (a column the block brings starts all missing); None where that is not the whole
+        change (a column may go, a dtype changes, a float64 column may need retyping): then the rows
+        are spliced instead."""
+        if not self._arrays:
             return None
+        old = dict(self._arrays)
+        added = data.keys() - old.keys()
+        for column in added:
+            empty = missing(data[column], len(old["device"]))
+            if empty is None:
+                return None
+            old[column] = empty
         spans: list[Span] = []
         new_start = 0
         for _, start, stop in old_spans:
@@ -293,7 +301,19 @@ class DeviceInventory:
             if array.dtype == np.dtype("float64"):
                 return None
             out[column] = overwritten(array, new, spans)
+        if added:
+            self._capacities.update(info["capacities"])
+            order = self._column_order()
+            if set(order) != out.keys():
+                return None
+            out = {column: out[column] for column in order}
         return out
+
+    def _column_order(self) -> list[str]:
+        """The frame's columns, as a rebuild orders them."""
+        return IDENTITY + sorted(self._types) + [
+            c for qn in sorted(self._capacities) for c in (capacity_column(qn), capacity_value_column(qn))
+        ] + TRAILING
 
     def _splice(self, old_spans: list[tuple[str, int, int]], data: dict[str, Any], info: dict[str, Any],
                 total: int) -> dict[str, Any]:
@@ -318,9 +338,7 @@ class DeviceInventory:
             pieces.append(("old", cursor, total))
 
         self._capacities.update(info["capacities"])
-        columns = IDENTITY + sorted(self._types) + [
-            c for qn in sorted(self._capacities) for c in (capacity_column(qn), capacity_value_column(qn))
-        ] + TRAILING
+        columns = self._column_order()
         # When no row moves, a column the changed slices had no value in and still have none in is unchanged.
         in_place = all(self._rows.get(member, 0) == stop - start for member, start, stop in old_spans)
         out: dict[str, Any] = {}
