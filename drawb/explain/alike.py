@@ -73,15 +73,21 @@ _last_signatures: list[tuple[list, frozenset[str] | None, dict, dict]] = []
 
 
 def _signatures(slices: list[Mapping[str, Any]], relevant: frozenset[str] | None, in_use: dict) -> dict:
-    """Node -> (pools, signature), remembered while the slices are the same objects, the attributes
-    read the same and the devices in use the same (``in_use_by_pool`` returns the same object)."""
-    from drawb.plan.state import same_objects
+    """Node -> (pools, signature), remembered while the slices are the same objects and the attributes
+    read the same: all while the devices in use are the same (``in_use_by_pool`` returns the same
+    object), those of the nodes whose pools' devices in use are unchanged after a change."""
+    from drawb.plan.state import changed_pools, same_objects
 
-    if _last_signatures:
-        seen, seen_relevant, seen_in_use, known = _last_signatures[0]
-        if seen_in_use is in_use and seen_relevant == relevant and same_objects(seen, slices):
-            return known
     known = {}
+    if _last_signatures:
+        seen, seen_relevant, seen_in_use, seen_known = _last_signatures[0]
+        if seen_relevant == relevant and same_objects(seen, slices):
+            if seen_in_use is in_use:
+                return seen_known
+            changed = changed_pools(seen_in_use, in_use)
+            if changed is not None:  # the nodes whose pools' devices in use are the same keep theirs
+                known = {name: entry for name, entry in seen_known.items()
+                         if entry[0] is None or changed.isdisjoint(entry[0])}
     _last_signatures[:] = [(list(slices), relevant, in_use, known)]
     return known
 

@@ -142,15 +142,23 @@ class _Layout:
         self._signatures: tuple[Any, dict[tuple[str, frozenset[str] | None], tuple]] | None = None
 
     def views(self, by_pool: dict) -> dict[str, NodeView]:
-        """The node views made for these claims per pool (``_claims_by_pool``'s object): kept while it is the same."""
+        """The node views made for these claims per pool (``_claims_by_pool``'s object): kept while it is
+        the same; after a change, those of the nodes whose pools' claims are the same are kept."""
         if self._views is None or self._views[0] is not by_pool:
-            self._views = (by_pool, {})
+            changed = None if self._views is None else changed_claim_pools(self._views[0], by_pool)
+            kept = {} if changed is None else {name: view for name, view in self._views[1].items()
+                                               if changed.isdisjoint(view.pools)}
+            self._views = (by_pool, kept)
         return self._views[1]
 
     def signatures(self, in_use: dict) -> dict[tuple[str, frozenset[str] | None], tuple]:
-        """The node signatures made for these devices in use (``in_use_by_pool``'s object): kept while it is the same."""
+        """The node signatures made for these devices in use (``in_use_by_pool``'s object): kept while it
+        is the same; after a change, those of the nodes whose pools' devices in use are the same are kept."""
         if self._signatures is None or self._signatures[0] is not in_use:
-            self._signatures = (in_use, {})
+            changed = None if self._signatures is None else changed_pools(self._signatures[0], in_use)
+            kept = {} if changed is None else {key: signature for key, signature in self._signatures[1].items()
+                                               if changed.isdisjoint(self._pools.get(key[0], ()))}
+            self._signatures = (in_use, kept)
         return self._signatures[1]
 
     def same(self, nodes: list[Obj], slices: list[Obj]) -> bool:
@@ -186,15 +194,62 @@ def same_objects(a: Sequence[Obj], b: Sequence[Obj]) -> bool:
 
 
 def _claims_by_pool(claims: list[Obj]) -> dict[PoolID, list[Obj]]:
-    """The claims holding devices of each pool (remembered for the last claims seen; read-only)."""
+    """The claims holding devices of each pool, in the claims' order (remembered for the last claims
+    seen; for other claims only the pools of the claims added or removed are made again, the others
+    keep their lists: ``changed_claim_pools``); read-only."""
     if _last_by_pool and same_objects(_last_by_pool[0][0], claims):
         return _last_by_pool[0][1]
-    found: dict[PoolID, list[Obj]] = {}
-    for claim in claims:
-        for pool in dict.fromkeys((r.get("driver", ""), r.get("pool", "")) for r in results(claim)):
-            found.setdefault(pool, []).append(claim)
-    _last_by_pool[:] = [(claims, found)]
+    if _last_by_pool and _distinct(claims) and _distinct(_last_by_pool[0][0]):
+        found, changed = _by_pool_update(*_last_by_pool[0], claims)
+        _last_by_pool_change[:] = [(_last_by_pool[0][1], found, frozenset(changed))]
+    else:
+        found = {}
+        for claim in claims:
+            for pool in _pools_held(claim):
+                found.setdefault(pool, []).append(claim)
+    _last_by_pool[:] = [(list(claims), found)]
     return found
+
+
+_last_by_pool_change: list[tuple[dict, dict, frozenset]] = []
+
+
+def _distinct(objects: Sequence[Obj]) -> bool:
+    return len({id(o) for o in objects}) == len(objects)
+
+
+def changed_claim_pools(old: dict, new: dict) -> frozenset[PoolID] | None:
+    """The pools whose claims differ between two results of ``_claims_by_pool`` made one after the
+    other (None when unknown)."""
+    if old is new:
+        return frozenset()
+    if _last_by_pool_change and _last_by_pool_change[0][0] is old and _last_by_pool_change[0][1] is new:
+        return _last_by_pool_change[0][2]
+    return None
+
+
+def _pools_held(claim: Obj) -> Iterable[PoolID]:
+    return dict.fromkeys((r.get("driver", ""), r.get("pool", "")) for r in results(claim))
+
+
+def _by_pool_update(old_claims: list[Obj], old: dict[PoolID, list[Obj]], claims: list[Obj]) -> tuple[dict, set]:
+    """``old`` (the claims per pool of ``old_claims``) made into that of ``claims``: the claims added
+    or removed (by identity) are taken out of or put into their pools' lists, in ``claims``' order."""
+    old_ids, new_ids = {id(c): c for c in old_claims}, {id(c): c for c in claims}
+    removed = old_ids.keys() - new_ids.keys()
+    added = [c for i, c in new_ids.items() if i not in old_ids]
+    changed = {pool for i in removed for pool in _pools_held(old_ids[i])}
+    changed.update(pool for c in added for pool in _pools_held(c))
+    position = {id(c): n for n, c in enumerate(claims)}
+    found = dict(old)
+    for pool in changed:
+        kept = [c for c in old.get(pool, ()) if id(c) not in removed]
+        kept += [c for c in added if pool in _pools_held(c)]
+        if kept:
+            found[pool] = sorted(kept, key=lambda c: position[id(c)])
+        else:
+            found.pop(pool, None)
+    return found, changed
 
 
 def _layout(nodes: list[Obj], slices: list[Obj]) -> _Layout:
@@ -208,32 +263,73 @@ def _layout(nodes: list[Obj], slices: list[Obj]) -> _Layout:
 
 
 _last_in_use: list[tuple[AllocatedState, dict]] = []
+_last_change: list[tuple[dict, dict, frozenset]] = []
 
 
 def in_use_by_pool(state: AllocatedState) -> dict[PoolID, tuple]:
     """Per pool, the devices in use as the allocator counts them: (dedicated, shared, consumed).
     Remembered for the last state (``gather_allocated`` returns the same one for the same claims);
-    callers must not modify it."""
+    for another state only the pools whose devices in use differ are made again, the others keep
+    their entries (the same tuples, so a signature can be compared by identity: ``changed_pools``).
+    Callers must not modify it."""
     if _last_in_use and _last_in_use[0][0] is state:
         return _last_in_use[0][1]
-    found = _in_use_by_pool(state)
+    if _last_in_use:
+        old_state, old = _last_in_use[0]
+        changed = _pools_changed(old_state, state)
+        found = dict(old)
+        found.update(_in_use_by_pool(state, changed))
+        for pool in changed:
+            if pool not in found or found[pool] == ((), (), ()):
+                found.pop(pool, None)
+        _last_change[:] = [(old, found, frozenset(changed))]
+    else:
+        found = _in_use_by_pool(state)
     _last_in_use[:] = [(state, found)]
     return found
 
 
-def _in_use_by_pool(state: AllocatedState) -> dict[PoolID, tuple]:
+def changed_pools(old: dict, new: dict) -> frozenset[PoolID] | None:
+    """The pools whose entries differ between two results of ``in_use_by_pool`` made one after the
+    other (None when unknown: treat every pool as changed)."""
+    if old is new:
+        return frozenset()
+    if _last_change and _last_change[0][0] is old and _last_change[0][1] is new:
+        return _last_change[0][2]
+    return None
+
+
+def _pools_changed(old: AllocatedState, new: AllocatedState) -> set[PoolID]:
+    changed = {(d, p) for d, p, _ in old.allocated ^ new.allocated}
+    changed.update((d, p) for d, p, _, _ in old.shared ^ new.shared)
+    changed.update(k[:2] for k in old.capacity.keys() | new.capacity.keys()
+                   if _amounts(old.capacity.get(k)) != _amounts(new.capacity.get(k)))
+    return changed
+
+
+def _amounts(amounts: Mapping[str, Any] | None) -> tuple | None:
+    return None if amounts is None else tuple(sorted((k, str(v)) for k, v in amounts.items()))
+
+
+def _in_use_by_pool(state: AllocatedState, only: set[PoolID] | None = None) -> dict[PoolID, tuple]:
+    """The entries of ``in_use_by_pool`` (of the pools in ``only``, when given; an empty entry for a
+    pool of ``only`` without devices in use)."""
     dedicated: dict[PoolID, list] = {}
     shared: dict[PoolID, list] = {}
     consumed: dict[PoolID, list] = {}
     for driver, pool, name in state.allocated:
-        dedicated.setdefault((driver, pool), []).append(name)
+        if only is None or (driver, pool) in only:
+            dedicated.setdefault((driver, pool), []).append(name)
     for driver, pool, name, share in state.shared:
-        shared.setdefault((driver, pool), []).append((name, share))
+        if only is None or (driver, pool) in only:
+            shared.setdefault((driver, pool), []).append((name, share))
     for (driver, pool, name), amounts in state.capacity.items():
-        consumed.setdefault((driver, pool), []).append((name, tuple(sorted((k, str(v)) for k, v in amounts.items()))))
+        if only is None or (driver, pool) in only:
+            consumed.setdefault((driver, pool), []).append((name, _amounts(amounts)))
+    pools = {*dedicated, *shared, *consumed} if only is None else only
     return {pool: (tuple(sorted(dedicated.get(pool, ()))), tuple(sorted(shared.get(pool, ()))),
                    tuple(sorted(consumed.get(pool, ()))))
-            for pool in {*dedicated, *shared, *consumed}}
+            for pool in pools}
 
 
 def pool_of(rs: Obj) -> PoolID:
