@@ -86,8 +86,10 @@ def _signatures(slices: list[Mapping[str, Any]], relevant: frozenset[str] | None
                 return seen_known
             changed = changed_pools(seen_in_use, in_use)
             if changed is not None:  # the nodes whose pools' devices in use are the same keep theirs
-                known = {name: entry for name, entry in seen_known.items()
-                         if entry[0] is None or changed.isdisjoint(entry[0])}
+                known = dict(seen_known)
+                pool_node = _pool_nodes(slices)  # a node with a signature is the one node of each of its pools
+                for pool in changed:
+                    known.pop(pool_node.get(pool), None)
     _last_signatures[:] = [(list(slices), relevant, in_use, known)]
     return known
 

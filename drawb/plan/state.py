@@ -111,13 +111,15 @@ class PlanState:
         """What an allocation on the view's node depends on, names left out (see the module)."""
         if view.shared:
             return ("node", view.name)
-        key = (view.name, relevant)
-        cached = self._signatures.get(key)
+        known = self._signatures.get(view.name)
+        if known is None:
+            known = self._signatures[view.name] = {}
+        cached = known.get(relevant)
         if cached is not None:
             return cached
         slices = self._layout.canonical(view, relevant)
         signature = (slices, tuple(self._in_use.get(pool, ((), (), ())) for pool in view.pools))
-        self._signatures[key] = signature
+        known[relevant] = signature
         return signature
 
 
@@ -139,27 +141,46 @@ class _Layout:
         self._pools: dict[str, list[PoolID]] = {}
         self._canonical: dict[tuple[str, frozenset[str] | None], tuple] = {}
         self._views: tuple[Any, dict[str, NodeView]] | None = None
-        self._signatures: tuple[Any, dict[tuple[str, frozenset[str] | None], tuple]] | None = None
+        self._signatures: tuple[Any, dict[str, dict[frozenset[str] | None, tuple]]] | None = None
+        self._pool_nodes: dict[PoolID, list[str]] | None = None
 
     def views(self, by_pool: dict) -> dict[str, NodeView]:
         """The node views made for these claims per pool (``_claims_by_pool``'s object): kept while it is
         the same; after a change, those of the nodes whose pools' claims are the same are kept."""
         if self._views is None or self._views[0] is not by_pool:
             changed = None if self._views is None else changed_claim_pools(self._views[0], by_pool)
-            kept = {} if changed is None else {name: view for name, view in self._views[1].items()
-                                               if changed.isdisjoint(view.pools)}
-            self._views = (by_pool, kept)
+            self._views = (by_pool, self._kept(self._views and self._views[1], changed))
         return self._views[1]
 
-    def signatures(self, in_use: dict) -> dict[tuple[str, frozenset[str] | None], tuple]:
-        """The node signatures made for these devices in use (``in_use_by_pool``'s object): kept while it
-        is the same; after a change, those of the nodes whose pools' devices in use are the same are kept."""
+    def signatures(self, in_use: dict) -> dict[str, dict[frozenset[str] | None, tuple]]:
+        """Node -> the signatures made for these devices in use (``in_use_by_pool``'s object), per set of
+        attributes read: kept while it is the same; after a change, those of the nodes whose pools'
+        devices in use are the same are kept."""
         if self._signatures is None or self._signatures[0] is not in_use:
             changed = None if self._signatures is None else changed_pools(self._signatures[0], in_use)
-            kept = {} if changed is None else {key: signature for key, signature in self._signatures[1].items()
-                                               if changed.isdisjoint(self._pools.get(key[0], ()))}
-            self._signatures = (in_use, kept)
+            self._signatures = (in_use, self._kept(self._signatures and self._signatures[1], changed))
         return self._signatures[1]
+
+    def _kept(self, per_node: dict | None, changed: frozenset[PoolID] | None) -> dict:
+        """``per_node`` without the nodes that see a pool of ``changed`` (empty when that is unknown)."""
+        if per_node is None or changed is None:
+            return {}
+        kept = dict(per_node)
+        if changed and self.nonlocal_slices:
+            return {}
+        for pool in changed:
+            for name in self._nodes_of_pool().get(pool, ()):
+                kept.pop(name, None)
+        return kept
+
+    def _nodes_of_pool(self) -> dict[PoolID, list[str]]:
+        """The nodes whose own slices publish each pool."""
+        if self._pool_nodes is None:
+            self._pool_nodes = {}
+            for name, local in self.local.items():
+                for pool in dict.fromkeys(pool_of(rs) for rs in local):
+                    self._pool_nodes.setdefault(pool, []).append(name)
+        return self._pool_nodes
 
     def same(self, nodes: list[Obj], slices: list[Obj]) -> bool:
         """Whether ``nodes`` and ``slices`` are the objects this layout was made of, in order (objects of a

@@ -145,3 +145,19 @@ def _clone(scenario, copies: int, rng: random.Random) -> dict:
 def test_generated_scenarios_cloned(seed):
     scenario = generate(seed, prefix="pg")
     _compare(_clone(scenario, 3, random.Random(seed)), scenario.claims, limit=40)
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 2))
+def test_claims_changing_between_calls(seed):
+    """The same nodes and slices while claims go and come back (the views and signatures kept for the
+    pools that did not change): every call still gives the naive answers."""
+    scenario = generate(seed, prefix="pc")
+    cluster = _clone(scenario, 2, random.Random(seed))
+    held = list(cluster["claims"])
+    rng = random.Random(seed)
+    for step in range(6):
+        if held and step < 5:
+            del held[rng.randrange(len(held))]
+        else:
+            held = list(cluster["claims"])
+        _compare({**cluster, "claims": held}, scenario.claims, limit=40)
