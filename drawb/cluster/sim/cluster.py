@@ -65,10 +65,10 @@ class SimCluster:
             self._seed(head, copy_first=copy_first)
             self._seed(self.scenario.resource_slices, copy_first=copy_first, gated=not self.scenario.slices_as_built)
             self._seed(tail, copy_first=copy_first)
-            seeded = len(self._objects)
-        self._frozen = seeded >= _FREEZE_AT
-        if self._frozen:
-            gc.freeze()
+            # Frozen before the collector is back on: its first collection would walk the whole seed once more.
+            self._frozen = len(self._objects) >= _FREEZE_AT
+            if self._frozen:
+                gc.freeze()
 
     def _init_state(self, clock: Clock | None) -> None:
         self.description = f"simulated cluster '{self.scenario.name}'"
