@@ -18,7 +18,7 @@ from drawb.cluster.kube import KubeCluster
 from drawb.cluster.kube.informer import Informer
 from drawb.cluster.protocol import ClusterError, kind_of
 
-PAGES = 4
+PAGES = 6
 
 
 class _SlowList(BaseHTTPRequestHandler):
@@ -91,12 +91,14 @@ def slow_server(tmp_path):
 
 def test_a_list_longer_than_the_stall_limit_is_waited_for_while_its_pages_come(slow_server):
     server, cluster = slow_server
-    server.delay_s = 0.6  # 1.8 s in all, each page within the 1 s limit
+    # 4 s in all, twice the 2 s limit; each page 0.8 s after the last, well within it (a 2-core CI running
+    # the whole suite delays the informer's thread, and a 0.4 s margin was once not enough)
+    server.delay_s = 0.8
     watch = Informer(cluster.client, kind_of("ResourceSlice"))
     started = time.monotonic()
     try:
-        watch.start(stall_s=1.0)
-        assert time.monotonic() - started > 1.5
+        watch.start(stall_s=2.0)
+        assert time.monotonic() - started > 3.0
         assert len(watch.items()) == PAGES * 500
     finally:
         watch.stop()
