@@ -100,17 +100,7 @@ class SimCluster:
                 drop_disabled_fields(obj, None, gates)
             if obj.get("kind") == "Namespace":
                 set_namespace_defaults(obj)
-            key = self._key(obj)
-            meta = obj["metadata"]
-            meta["resourceVersion"] = version = str(next(self._versions))
-            if key[1] is not None:
-                meta["namespace"] = key[1]
-            if "uid" not in meta:
-                meta["uid"] = stable_uuid("uid", key[0], key[1], key[2], version)[4:]
-                meta.setdefault("creationTimestamp", created)
-            self._objects[key] = obj
-            self._by_kind.setdefault(key[0], {})[(key[1] or "", key[2])] = obj
-            self.lifecycle.changed(key[0], obj)
+            self._put(obj, created)
 
     def _key(self, obj: dict) -> Key:
         kind = kind_of(obj.get("kind", ""))
@@ -122,22 +112,28 @@ class SimCluster:
 
     def _store(self, obj: dict) -> dict:
         """Store ``obj`` (a new object nobody else holds) as the current version of its key."""
+        key, added = self._put(obj)
+        if added:
+            self._order.pop(key[0], None)
+        self._notify(key[0], "ADDED" if added else "MODIFIED", obj)
+        return obj
+
+    def _put(self, obj: dict, created: str | None = None) -> tuple[Key, bool]:
+        """Set the server's fields of ``obj`` (resourceVersion and namespace; uid and creationTimestamp,
+        ``created`` or now, for a new object) and index it; its key, and whether the key is new."""
         meta = obj.setdefault("metadata", {})
-        meta["resourceVersion"] = str(next(self._versions))
+        meta["resourceVersion"] = version = str(next(self._versions))
         key = self._key(obj)
         if key[1] is not None:
             meta["namespace"] = key[1]
         if "uid" not in meta:  # set by the API server at creation: new for every new object
-            meta["uid"] = stable_uuid("uid", key[0], key[1], key[2], meta["resourceVersion"])[4:]
-            meta.setdefault("creationTimestamp", self.lifecycle.clock.timestamp(self.lifecycle.now))
-        event = "MODIFIED" if key in self._objects else "ADDED"
-        if event == "ADDED":
-            self._order.pop(key[0], None)
+            meta["uid"] = stable_uuid("uid", key[0], key[1], key[2], version)[4:]
+            meta.setdefault("creationTimestamp", created or self.lifecycle.clock.timestamp(self.lifecycle.now))
+        added = key not in self._objects
         self._objects[key] = obj
         self._by_kind.setdefault(key[0], {})[(key[1] or "", key[2])] = obj
         self.lifecycle.changed(key[0], obj)
-        self._notify(key[0], event, obj)
-        return obj
+        return key, added
 
     def _discard(self, kind: str, namespace: str | None, name: str) -> None:
         """Remove an object as a controller or the garbage collector does (no ownership check)."""
