@@ -151,12 +151,13 @@ def describe(device: Mapping[str, Any] | None, driver: str) -> dict[str, Any]:
 
 
 _NO_DEVICE = describe(None, "")
-_described: dict[int, tuple[Mapping[str, Any], dict[str, dict[str, Any]]]] = {}
+_described: dict[int, tuple[Mapping[str, Any], dict[str, Mapping[str, Any]], dict[str, dict[str, Any]]]] = {}
 
 
 def _about(view: NodeView, driver: str, pool: str, name: str) -> dict[str, Any]:
     """``describe`` of a device of the view's slices (the first of that name in slice order); each
-    slice's descriptions are remembered per slice object (a cluster's objects are replaced whole)."""
+    slice's devices by name and their descriptions are remembered per slice object (a cluster's
+    objects are replaced whole)."""
     for rs in view.slices:
         if pool_of(rs) != (driver, pool):
             continue
@@ -164,12 +165,16 @@ def _about(view: NodeView, driver: str, pool: str, name: str) -> dict[str, Any]:
         if cached is None or cached[0] is not rs:
             if len(_described) > 200_000:
                 _described.clear()
-            found: dict[str, dict[str, Any]] = {}
+            by_name: dict[str, Mapping[str, Any]] = {}
             for device in (rs.get("spec") or {}).get("devices") or []:
-                found.setdefault(device.get("name", ""), describe(device, driver))
-            cached = _described[id(rs)] = (rs, found)
-        about = cached[1].get(name)
+                by_name.setdefault(device.get("name", ""), device)
+            cached = _described[id(rs)] = (rs, by_name, {})
+        about = cached[2].get(name)
         if about is not None:
+            return about
+        device = cached[1].get(name)
+        if device is not None:
+            about = cached[2][name] = describe(device, driver)
             return about
     return _NO_DEVICE
 

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from drawb.alloc.allocator import allocate_with
-from drawb.alloc.state import AllocatedState, gather_allocated
+from drawb.alloc.state import AllocatedState, changed_since, gather_allocated, tally_of
 from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.collector import collector_paused
 from drawb.plan.relevance import keeps
@@ -297,9 +297,16 @@ def in_use_by_pool(state: AllocatedState) -> dict[PoolID, tuple]:
         return _last_in_use[0][1]
     if _last_in_use:
         old_state, old = _last_in_use[0]
-        changed = _pools_changed(old_state, state)
+        tally, since = tally_of(state), changed_since(state, old_state)
+        if tally is not None and since is not None and not state.capacity:
+            changed = set(since)
+            entries = {pool: (tuple(sorted(tally.dedicated.get(pool, ()))), tuple(sorted(tally.shared.get(pool, ()))), ())
+                       for pool in changed}
+        else:
+            changed = _pools_changed(old_state, state)
+            entries = _in_use_by_pool(state, changed)
         found = dict(old)
-        found.update(_in_use_by_pool(state, changed))
+        found.update(entries)
         for pool in changed:
             if pool not in found or found[pool] == ((), (), ()):
                 found.pop(pool, None)
@@ -360,6 +367,7 @@ def pool_of(rs: Obj) -> PoolID:
 
 _canonical_cache: dict[tuple[int, frozenset[str] | None], tuple[Obj, bytes]] = {}
 _CACHE_LIMIT = 200_000
+_kept_names: dict[tuple[frozenset[str] | None, str, tuple[str, ...]], tuple[str, ...]] = {}  # a device's relevant attributes
 
 
 def canonical_slice(rs: Obj, relevant: frozenset[str] | None) -> bytes:
@@ -374,10 +382,18 @@ def canonical_slice(rs: Obj, relevant: frozenset[str] | None) -> bytes:
     pool = dict(spec.get("pool") or {})
     pool.pop("name", None)
     spec["pool"] = pool
-    spec["devices"] = [
-        {**d, "attributes": {k: v for k, v in (d.get("attributes") or {}).items() if keeps(relevant, driver, k)}}
-        for d in spec.get("devices") or []
-    ]
+    devices = []
+    for d in spec.get("devices") or []:
+        attributes = d.get("attributes") or {}
+        names = tuple(attributes)
+        kept = _kept_names.get((relevant, driver, names))
+        if kept is None:
+            if len(_kept_names) > _CACHE_LIMIT:
+                _kept_names.clear()
+            kept = _kept_names[(relevant, driver, names)] = tuple(k for k in names if keeps(relevant, driver, k))
+        devices.append(d if kept == names and d.get("attributes") else
+                       {**d, "attributes": {k: attributes[k] for k in kept}})
+    spec["devices"] = devices
     text = orjson.dumps(spec, option=orjson.OPT_SORT_KEYS)
     if len(_canonical_cache) > _CACHE_LIMIT:
         _canonical_cache.clear()

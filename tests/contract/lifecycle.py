@@ -211,9 +211,10 @@ def a_missing_device_class_is_named(cluster: Cluster, ns: str) -> None:
 def deleting_a_pod_frees_its_gpus(cluster: Cluster, ns: str) -> None:
     here = {"kubernetes.io/hostname": "hgx-h200-03"}
     cluster.apply([_template("eight", ns, count=8),
-                   _pod("first", ns, "eight", ["sleep", "infinity"], nodeSelector=here),
-                   _pod("second", ns, "eight", ["sleep", "infinity"], nodeSelector=here)])
+                   _pod("first", ns, "eight", ["sleep", "infinity"], nodeSelector=here)])
     first = _claim(cluster, ns, "first")
+    # only then the second pod: applied together, either could get the node's 8 GPUs first
+    cluster.apply([_pod("second", ns, "eight", ["sleep", "infinity"], nodeSelector=here)])
     _unschedulable(cluster, ns, "second")
     cluster.delete("Pod", "first", ns)
     _wait(cluster, lambda: cluster.get("ResourceClaim", first["metadata"]["name"], ns) is None,
