@@ -87,6 +87,8 @@ def tally_of(state: AllocatedState) -> Tally | None:
 def changed_since(state: AllocatedState, earlier: AllocatedState) -> frozenset[PoolID] | None:
     """The pools whose devices in use (dedicated or shared) differ between ``earlier`` and ``state``,
     when ``state`` was made from it by ``gather_allocated`` not long ago (None when unknown)."""
+    if state is earlier:
+        return frozenset()
     tally = tally_of(state)
     for made, changed in tally.since if tally else ():
         if made is earlier:

@@ -5,7 +5,7 @@ pools it reports as changed must be exactly those whose devices in use differ.""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import drawb.alloc.state as gathered
@@ -64,6 +64,7 @@ def small_lists_count_as_large(monkeypatch):
 @given(start=st.lists(CLAIM, min_size=14, max_size=30), edits=st.lists(
     st.tuples(st.sampled_from(["remove", "add", "replace"]), st.integers(0, 10_000), CLAIM), min_size=1, max_size=3),
     consumable=st.booleans())
+@example(start=[([], False)] * 14, edits=[("add", 1, ([], False)), ("remove", 1, ([], False))], consumable=False)
 def test_a_state_made_from_the_last_equals_one_counted_from_nothing(start, edits, consumable):
     gathered._tallies.clear()
     gathered._states.clear()
