@@ -161,3 +161,31 @@ def test_claims_changing_between_calls(seed):
         else:
             held = list(cluster["claims"])
         _compare({**cluster, "claims": held}, scenario.claims, limit=40)
+
+
+def _synthetic_with_odd_attributes(seed: int) -> dict:
+    """synthetic(24, 8) where a random third of the GPUs carry another product name or PCIe root: nodes
+    that differ only in an attribute a selector or constraint reads must not be taken as alike."""
+    scenario = _synthetic_with_holes(seed)
+    rng = random.Random(seed)
+    slices = copy.deepcopy(scenario["slices"])
+    for rs in slices:
+        for device in rs["spec"]["devices"] if rs["spec"]["driver"] == GPU else ():
+            attributes = device.get("attributes") or {}
+            if "productName" in attributes and rng.random() < 0.3:
+                attributes["productName"] = {"string": "NVIDIA H200"}
+            if "resource.kubernetes.io/pcieRoot" in attributes and rng.random() < 0.3:
+                attributes["resource.kubernetes.io/pcieRoot"] = {"string": rng.choice(["pci0000:15", "pci0000:9d"])}
+    return {**scenario, "slices": slices}
+
+
+ODD_ATTRIBUTE_CLAIMS = {
+    "by-product": [_claim("h", [_exactly("gpu", GPU, 2, "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H200'")])],
+    "three-gpus-one-root": CLAIMS["three-gpus-one-root"],
+}
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+@pytest.mark.parametrize("case", sorted(ODD_ATTRIBUTE_CLAIMS))
+def test_nodes_differing_in_a_read_attribute(case, seed):
+    _compare(_synthetic_with_odd_attributes(seed), ODD_ATTRIBUTE_CLAIMS[case])
