@@ -6,7 +6,8 @@ allocator gathers counter slices from every node (1.35 incubating and experiment
 1.37). ``for_node`` returns exactly those, in the slices' own order; ``pool`` returns every slice
 of one pool, for the pool gathering's check that a pool seen from the node is complete.
 
-``slice_index(slices)`` remembers the index of the slices it saw last (as the scheduler keeps its
+``slice_index(slices)`` remembers the indexes of the slices it saw last, a few cluster-wide ones and
+many of one node's apart, least recently used dropped first (as the scheduler keeps its
 slice informer's cache from pod to pod): the same slice objects with the same ``spec`` and
 ``spec.devices`` objects get the same index, and what the pre-check learned on it for one
 allocated state (``free``: free devices, and whether one passes a class's selectors) is kept with it.
@@ -111,18 +112,23 @@ class FreeDevices:
         return found
 
 
-_indexes: dict[tuple, SliceIndex] = {}
+_SMALL = 64  # slices: a node's own (a preview's per-node allocations) or fewer
+_indexes: dict[bool, dict[tuple, SliceIndex]] = {True: {}, False: {}}  # small or not -> key -> index, in order of use
+_KEPT = {True: 256, False: 4}  # indexes kept per size: one node's are cheap, a cluster's hold all its slices
 
 
 def slice_index(slices: Sequence[Obj]) -> SliceIndex:
     """The (remembered) index of these slices; callers must not modify it."""
     key = (len(slices), *map(id, slices))
-    cached = _indexes.get(key)
+    small = len(slices) <= _SMALL
+    kept = _indexes[small]
+    cached = kept.pop(key, None)
     if cached is not None and cached.current(slices):
+        kept[key] = cached  # the most recently used last
         return cached
-    if len(_indexes) >= 8:
-        _indexes.clear()
-    index = _indexes[key] = SliceIndex(slices)
+    while len(kept) >= _KEPT[small]:
+        del kept[next(iter(kept))]  # the least recently used
+    index = kept[key] = SliceIndex(slices)
     return index
 
 

@@ -154,10 +154,27 @@ _NO_DEVICE = describe(None, "")
 _described: dict[int, tuple[Mapping[str, Any], dict[str, Mapping[str, Any]], dict[str, dict[str, Any]]]] = {}
 
 
+_about_by_view: dict[int, tuple[NodeView, dict[tuple[str, str, str], dict[str, Any]]]] = {}
+
+
 def _about(view: NodeView, driver: str, pool: str, name: str) -> dict[str, Any]:
-    """``describe`` of a device of the view's slices (the first of that name in slice order); each
-    slice's devices by name and their descriptions are remembered per slice object (a cluster's
-    objects are replaced whole)."""
+    """``describe`` of a device of the view's slices (the first of that name in slice order),
+    remembered per view (a view is kept while its node, slices and claims are the same objects)."""
+    cached = _about_by_view.get(id(view))
+    if cached is None or cached[0] is not view:
+        if len(_about_by_view) > 30_000:  # about three clusters' views: they hold their slices and claims
+            _about_by_view.clear()
+        cached = _about_by_view[id(view)] = (view, {})
+    key = (driver, pool, name)
+    about = cached[1].get(key)
+    if about is None:
+        about = cached[1][key] = _about_in_slices(view, driver, pool, name)
+    return about
+
+
+def _about_in_slices(view: NodeView, driver: str, pool: str, name: str) -> dict[str, Any]:
+    """``_about``, looked up: each slice's devices by name and their descriptions are remembered per
+    slice object (a cluster's objects are replaced whole)."""
     for rs in view.slices:
         if pool_of(rs) != (driver, pool):
             continue

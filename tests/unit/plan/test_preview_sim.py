@@ -227,3 +227,22 @@ def test_a_file_claim_of_another_namespace(session, tmp_path):
     with pytest.raises(OtherNamespace, match="ResourceClaimTemplate 't' of .* is in namespace 'team-b', not 'default'"):
         run_line(session, f"preview -f {path}")
     assert copy.deepcopy(body) == body
+
+
+def test_every_row_describes_its_own_device(session):
+    """product, memory and profile of each row are those its node publishes for that device, also on a
+    second call (the descriptions remembered per node view)."""
+    session.cluster.apply([template("any-two", count=2, device_class="mig.nvidia.com"), template("four", count=4)])
+    published = {}
+    for rs in session.cluster.list("ResourceSlice"):
+        for device in rs["spec"].get("devices") or []:
+            attributes = device.get("attributes") or {}
+            value = lambda key: next(iter((attributes.get(key) or {None: None}).values()))
+            published[(rs["spec"]["nodeName"], rs["spec"]["pool"]["name"], device["name"])] = (
+                value("productName"), value("profile"))
+    for target in ("template/any-two", "template/four", "template/any-two"):
+        frame = run_line(session, f"preview {target}").frame
+        assert len(frame) >= 2
+        rows = {(r.node, r.pool, r.device): (r.product, r.profile) for r in frame.itertuples()}
+        assert rows == {key: published[key] for key in rows}
+        assert frame["memory"].notna().all()
