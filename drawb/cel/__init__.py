@@ -20,12 +20,25 @@ Evaluating:
 - one device (`Selector.matches`): `device.from_json` builds the `device` variable, `interp`
   compiles the checked tree into closures over `operators` and the `library` implementations,
   on `values` (CEL runtime values); the result must be a bool.
-- a frame (`preview.select`): `vector` evaluates each node over factorized frame columns with the
+- a frame (`frames.select`): `vector` evaluates each node over factorized frame columns with the
   same scalar functions, falling back per distinct device (`device.from_row`) where needed;
   class selectors first, then the request's, as the scheduler runs them.
 """
 
-from drawb.cel.preview import SelectResult, preview, select
+from typing import Any
+
 from drawb.cel.selector import CELCompileError, CELEvalError, Selector, compile_selector
+
+_ON_FRAMES = frozenset({"SelectResult", "preview", "select"})  # drawb.cel.frames's, imported on first use
+
+
+def __getattr__(name: str) -> Any:
+    """The frame functions, imported on first use: compiling and evaluating a selector on one device
+    (the allocator, ``drawb why``) needs no pandas."""
+    if name in _ON_FRAMES:
+        from drawb.cel import frames
+
+        return getattr(frames, name)
+    raise AttributeError(f"module 'drawb.cel' has no attribute {name!r}")
 
 __all__ = ["CELCompileError", "CELEvalError", "SelectResult", "Selector", "compile_selector", "preview", "select"]

@@ -73,7 +73,7 @@ def select_devices(
     """
     from drawb.cel import preview  # imported on use: keeps %load_ext fast
     from drawb.cel.env import UnsupportedEnvironment
-    from drawb.cel.preview import UnknownDeviceClass
+    from drawb.cel.frames import UnknownDeviceClass
     from drawb.cel.vector import IncompleteFrame
 
     classes = session.cluster.list("DeviceClass") if class_name else []

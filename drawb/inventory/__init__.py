@@ -21,14 +21,27 @@ of each pool. Columns, in order:
 names are made by `drawb.inventory.schema`, which every reader of the frame uses.
 """
 
-from drawb.inventory.claims import claim_frame
-from drawb.inventory.classes import class_frame
-from drawb.inventory.devices import device_frame
-from drawb.inventory.errors import InventoryError
-from drawb.inventory.live import DeviceInventory
-from drawb.inventory.pods import pod_frame
-from drawb.inventory.slices import slice_frame
-from drawb.inventory.summary import attribute_summary
+from importlib import import_module
+from typing import Any
+
+_HOMES = {  # each public name's module, imported on first use: the schema alone (the CEL device) needs no pandas
+    "DeviceInventory": "live",
+    "InventoryError": "errors",
+    "attribute_summary": "summary",
+    "claim_frame": "claims",
+    "class_frame": "classes",
+    "device_frame": "devices",
+    "pod_frame": "pods",
+    "slice_frame": "slices",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'drawb.inventory' has no attribute {name!r}")
+    return getattr(import_module(f"drawb.inventory.{home}"), name)
+
 
 __all__ = [
     "DeviceInventory",

@@ -102,7 +102,7 @@ def device_fit_issues(
     ``classes`` are the DeviceClasses by name (the cluster's, with the documents' own over them).
     """
     from drawb.cel import CELCompileError, select
-    from drawb.cel.preview import class_selector_expressions
+    from drawb.cel.frames import class_selector_expressions
 
     issues: list[Issue] = []
     for doc in documents:

@@ -25,7 +25,7 @@ import yaml
 
 from drawb.cel import select
 from drawb.cel.env import GATE_DEFAULTS
-from drawb.cel.preview import class_selector_expressions
+from drawb.cel.frames import class_selector_expressions
 from drawb.inventory import device_frame
 from drawb.testing.api import Api, path_for
 from drawb.testing.waiting import wait_for
