@@ -20,7 +20,9 @@ devices in use change, so what the commands keep for an unchanged cluster is mad
 Anchors in the same run: the simulated scheduler's own decision for the trainer pod
 (``drawb.cluster.sim.scheduler.schedule``: its filters and one ``drawb.alloc.Allocator`` asked node by
 node, pre-check included), which reaches the same verdict (no node) with no explanation; and reading
-the objects ``why`` reads (``read_state``: the Cluster protocol's lists), the floor of any command.
+the objects ``why`` reads (``read_state``: the Cluster protocol's lists), the floor of any command; and
+importing pandas in a fresh interpreter, which the first command making a table pays once per process
+(``why`` makes none: the preview after it pays it in its first call).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -154,8 +157,18 @@ def main(argv: list[str] | None = None) -> int:
     anchors = [timed(lambda: decision(sim)) for _ in range(max(1, args.runs // 2))]
     print(f"| anchor: simulated scheduler's decision for the trainer pod (node: {anchors[-1][1]}) | median "
           f"{statistics.median(a[0] for a in anchors) * 1e3:,.0f} ms |")
+    imports = [pandas_import() for _ in range(3)]
+    print(f"| anchor: import pandas in a fresh interpreter (the first table of a process pays it) | median "
+          f"{statistics.median(imports) * 1e3:,.0f} ms |")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
+
+
+def pandas_import() -> float:
+    """Seconds to import pandas in a new interpreter: part of the first call of the first command that
+    makes a table (why makes none, so the next command pays it)."""
+    code = "import time; t = time.perf_counter(); import pandas; print(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
 if __name__ == "__main__":
