@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from typing import TYPE_CHECKING
 
 from drawb.errors import DrawbError, UsageError
@@ -61,14 +62,41 @@ def _cell(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+INTERRUPTED = 130  # the shell's status for a command ended by SIGINT (128 + 2), as kubectl's
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run one subcommand and print its result; exit 2 on a drawb error, else the result's ``exit_status`` (0)."""
+    """Run one subcommand and print its result; exit 2 on a drawb error, 130 on an interrupt (Ctrl-C), else the
+    result's ``exit_status`` (0).
+
+    ``--traceback`` adds the traceback to what is printed and changes no exit status.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        if "--traceback" in args:
+            traceback.print_exc()
+        print(f"Interrupted: {_command_name(args)} stopped before it finished", file=sys.stderr, flush=True)
+        return INTERRUPTED
+
+
+def _command_name(args: list[str]) -> str:
+    """``drawb <subcommand>`` as far as ``args`` name one (the first word that is no option or option value)."""
+    try:
+        words = _global_parser().parse_args(args).rest
+    except (UsageError, KeyboardInterrupt):
+        words = []
+    return " ".join(["drawb", *words[:1]])
+
+
+def _run(args: list[str]) -> int:
     from drawb.commands.registry import reference, run_line, source_line, warnings_text
     from drawb.session import Session, session_options
 
     parser = _global_parser()
     try:
-        options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+        options = parser.parse_args(args)
     except UsageError as exc:
         print(exc.render(prog="drawb"), file=sys.stderr)
         return 2
@@ -95,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     except DrawbError as exc:
         if options.traceback:
-            raise
+            traceback.print_exc()
         print(exc.render(prog="drawb"), file=sys.stderr)
         return 2
     finally:
@@ -116,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _follow(table: WatchedTable) -> int:
-    """Print a WatchedTable, then a line per changed row (prefixed with the time) until interrupted; 0."""
+    """Print a WatchedTable, then a line per changed row (prefixed with the time) until its ``--for`` is up (0);
+    an interrupt ends it as it ends every command (``main``: 130)."""
     import time
 
     from drawb.commands.watching import change_lines

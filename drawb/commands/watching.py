@@ -3,7 +3,7 @@
 A read command given ``--watch`` returns a ``WatchedTable`` instead of a frame. Each front end drives
 it: the notebook shows the first frame and updates that display on every change; the command line
 prints the table, then one line per row added, removed or changed. Both stop after ``--for`` seconds
-or on KeyboardInterrupt, and leave nothing subscribed.
+or on KeyboardInterrupt (which the front end reports), and leave nothing subscribed.
 """
 
 from __future__ import annotations
@@ -64,18 +64,16 @@ class WatchedTable:
                 watch.unsubscribe(on_change)
 
     def follow(self, show: Callable[[pd.DataFrame, pd.DataFrame | None], None]) -> int:
-        """Call ``show(frame, previous)`` for the first frame (previous None) and every change; stop at
-        the end of ``seconds`` or on KeyboardInterrupt. The number of changes shown."""
+        """Call ``show(frame, previous)`` for the first frame (previous None) and every change until the end
+        of ``seconds``; the number of changes shown. A KeyboardInterrupt leaves nothing subscribed and goes on
+        to the front end."""
         previous = None
         shown = 0
         with contextlib.closing(self.frames()) as frames:
-            try:
-                for frame in frames:
-                    show(frame, previous)
-                    shown += previous is not None
-                    previous = frame
-            except KeyboardInterrupt:
-                pass
+            for frame in frames:
+                show(frame, previous)
+                shown += previous is not None
+                previous = frame
         return shown
 
 

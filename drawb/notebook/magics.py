@@ -41,6 +41,19 @@ class CommandFailed(Exception):
         return str(self).splitlines()
 
 
+class CommandInterrupted(KeyboardInterrupt):
+    """A ``%dra`` command stopped by *Interrupt kernel*, after its own cleanup: the cell fails with one line
+    saying so, without a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
+
+
+def interrupted(line: str) -> CommandInterrupted:
+    """The error a cell ends with when the user interrupts ``%dra <line>``."""
+    return CommandInterrupted(f"Interrupted: %dra {(line.split() or ['help'])[0]} stopped before it finished")
+
+
 @magics_class
 class DRAMagics(Magics, SessionTraits):
     """The DRA workbench. Options are set with ``%config DRAMagics.<option> = value``."""
@@ -76,6 +89,10 @@ class DRAMagics(Magics, SessionTraits):
             if not self.short_errors:
                 raise
             raise CommandFailed(exc) from None
+        except KeyboardInterrupt:
+            if not self.short_errors:
+                raise
+            raise interrupted(line) from None
         source = source_line(self.session)
         if source:
             print(source)
@@ -116,6 +133,10 @@ class DRAMagics(Magics, SessionTraits):
             if not self.short_errors:
                 raise
             raise CommandFailed(exc) from None
+        except KeyboardInterrupt:
+            if not self.short_errors:
+                raise
+            raise interrupted(line) from None
         finally:
             if handle is not None:  # the cell keeps the final state, its text included; nothing if it never ran
                 handle.update(runner._repr_mimebundle_() if runner.verdict else {"text/plain": ""}, raw=True)
@@ -133,18 +154,22 @@ def show_watched(table: WatchedTable) -> None:
     the user interrupts the kernel; the last table stays in the cell."""
     from IPython.display import display
 
-    handle = None
+    handle, changes = None, 0
 
     def show(frame, previous) -> None:
-        nonlocal handle
+        nonlocal handle, changes
         if handle is None:
             handle = display(frame, display_id=True)
         else:
             handle.update(frame)
+            changes += 1
 
     print(f"watching {table.title} on {table.cluster.description}"
           + (f" for {table.seconds:g} s" if table.seconds is not None else " (interrupt the kernel to stop)"))
-    changes = table.follow(show)
+    try:
+        table.follow(show)
+    except KeyboardInterrupt:  # how a watch without --for ends: the cell ends normally, as after --for
+        pass
     print(f"stopped watching {table.title} after {changes} change(s)")
 
 

@@ -1,0 +1,103 @@
+"""Interrupts and exit statuses: Ctrl-C ends a command with one line and status 130, after its cleanup.
+
+The command line runs as a real process and gets a real SIGINT; the magic runs in a real IPython shell
+in this process, which sends itself the SIGINT a notebook's *Interrupt kernel* sends.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from drawb.notebook.magics import CommandInterrupted
+
+DRAWB = Path(sys.executable).with_name("drawb")
+WAITING = "waiting    check: ContainerCreating"  # the simulated image pull: the check waits there for 10 s
+
+
+def interrupted_when(args: list[str], ready: str) -> tuple[int, list[str], str]:
+    """Run ``drawb args`` and send it SIGINT once a line of its stderr contains ``ready``; its status, the
+    lines of its stderr and its stdout."""
+    proc = subprocess.Popen([str(DRAWB), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line.rstrip("\n")) for line in proc.stderr], daemon=True)
+    reader.start()
+    err: list[str] = []
+    try:
+        while not any(ready in line for line in err):
+            err.append(lines.get(timeout=120))
+        proc.send_signal(signal.SIGINT)
+        status = proc.wait(timeout=30)
+        out = proc.stdout.read()
+        reader.join(timeout=10)
+        while not lines.empty():
+            err.append(lines.get())
+    finally:
+        proc.kill()
+        proc.wait()
+    return status, err, out
+
+
+def test_an_interrupted_check_cleans_up_then_says_so_in_one_line():
+    status, err, out = interrupted_when(["check"], WAITING)
+    assert status == 130
+    assert err[-1] == "Interrupted: drawb check stopped before it finished"
+    assert err[-2].startswith("cleaned up Pod/drawb-check-")  # the check's own cleanup ran first
+    assert "Traceback" not in "\n".join(err) and sum("Interrupted" in line for line in err) == 1
+    assert out == ""  # no verdict
+
+
+def test_traceback_adds_the_traceback_and_keeps_the_status():
+    status, err, _ = interrupted_when(["--traceback", "check"], WAITING)
+    assert status == 130 and err[-1] == "Interrupted: drawb check stopped before it finished"
+    assert "Traceback (most recent call last):" in err and "KeyboardInterrupt" in err
+
+    plain = subprocess.run([str(DRAWB), "devices", "--node", "nope"], capture_output=True, text=True, timeout=120)
+    traced = subprocess.run([str(DRAWB), "--traceback", "devices", "--node", "nope"], capture_output=True, text=True,
+                            timeout=120)
+    assert plain.returncode == traced.returncode == 2
+    assert "Traceback" not in plain.stderr and "Traceback (most recent call last):" in traced.stderr
+    assert traced.stderr.endswith(plain.stderr)  # the same named error and hint, after the traceback
+
+
+def interrupt_this_process_after(seconds: float) -> threading.Timer:
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+def test_an_interrupted_magic_fails_its_cell_with_one_line(shell):
+    timer = interrupt_this_process_after(2.0)  # the simulated image pull takes 10 s
+    result = shell.ipython.run_cell("%dra check", store_history=False)
+    timer.join()
+    error = result.error_in_exec
+    assert isinstance(error, CommandInterrupted) and isinstance(error, KeyboardInterrupt)
+    assert error._render_traceback_() == ["Interrupted: %dra check stopped before it finished"]
+    session = shell.ipython.magics_manager.registry["DRAMagics"].session
+    assert not [p for p in session.cluster.list("Pod") if p["metadata"]["name"].startswith("drawb-check-")]
+
+
+def test_an_interrupted_magic_watch_ends_its_cell_normally(shell, capsys):
+    timer = interrupt_this_process_after(1.5)
+    assert shell.run("%dra claims --watch") is None
+    timer.join()
+    assert capsys.readouterr().out.splitlines()[-1] == "stopped watching claims after 0 change(s)"
+
+
+def test_the_magic_keeps_the_traceback_when_short_errors_are_off(shell):
+    shell.run("%config DRAMagics.short_errors = False")
+    timer = interrupt_this_process_after(1.5)
+    try:
+        with pytest.raises(KeyboardInterrupt) as caught:
+            shell.run("%dra check")
+    finally:
+        timer.join()
+        shell.run("%config DRAMagics.short_errors = True")
+    assert type(caught.value) is KeyboardInterrupt
