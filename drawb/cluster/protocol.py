@@ -119,6 +119,10 @@ class NotConnected(ClusterError):
     """No cluster could be reached with the given settings."""
 
 
+class Unauthorized(ClusterError):
+    """The API server did not accept the credential (HTTP 401): names whose it was and how to refresh it."""
+
+
 class NotManagedByDrawb(ClusterError):
     """drawb refuses to change an object it did not create."""
 

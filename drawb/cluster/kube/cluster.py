@@ -9,6 +9,7 @@ from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
 
 from drawb.access.redact import guard_logging, redact
+from drawb.cluster.kube.context import read_context
 from drawb.cluster.kube.credentials import remember_credentials
 from drawb.cluster.kube.informer import Informer
 from drawb.cluster.kube.rest import list_objects, request, stream_lines
@@ -35,8 +36,11 @@ class KubeCluster:
         """``watch_options`` go to each Informer (``watch_timeout_s``, ``max_backoff_s``)."""
         self._watch_options = watch_options
         guard_logging()  # the client's kubeconfig loader logs exec plugin failures (their stderr) as it loads
+        kube_context = read_context(kubeconfig, context)
         try:
-            self.client = kube_config.new_client_from_config(config_file=kubeconfig, context=context)
+            # the context kubectl would use, also where several files set a current-context
+            chosen = context or (kube_context.name if kube_context is not None else None)
+            self.client = kube_config.new_client_from_config(config_file=kubeconfig, context=chosen)
         except (ConfigException, FileNotFoundError, OSError) as exc:
             where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
             raise NotConnected(
@@ -44,6 +48,7 @@ class KubeCluster:
                 hint=f"pass --kubeconfig PATH, or connect to the simulated cluster with `{PROG} connect` alone",
             ) from None
         remember_credentials(self.client.configuration)
+        self.client.kube_context = kube_context  # a 401 names its user (rest.py)
         host = redact(self.client.configuration.host)
         self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
         self._informers: dict[str, Informer] = {}

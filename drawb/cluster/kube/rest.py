@@ -2,7 +2,8 @@
 
 Every request to a real API server goes through here: paths come from the protocol's ``Kind``,
 lists are read page by page in one loop, and streamed answers (watch events, pod logs) are split
-into lines in one place. Objects stay raw JSON dicts.
+into lines in one place. Objects stay raw JSON dicts. A client that carries ``kube_context`` (the
+KubeContext it was made from) has an HTTP 401 name that context's user and how to refresh its credential.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from drawb.access.refusal import rbac_refusal
-from drawb.cluster.protocol import ClusterError, Kind, NotConnected
+from drawb.cluster.protocol import ClusterError, Kind, NotConnected, Unauthorized
 
 DEFAULT_TIMEOUT = (5, 60)  # connect, read seconds
 PAGE_SIZE = 500
@@ -47,7 +48,7 @@ def request(
         method_, url, header_params, _, post = serialized
         response = client.call_api(method_, url, header_params, data, post, _request_timeout=timeout)
     except ApiException as exc:
-        raise _cluster_error(exc.status, exc.body, exc.reason) from None
+        raise _cluster_error(client, exc.status, exc.body, exc.reason) from None
     except Exception as exc:  # urllib3 connection errors and the like
         raise NotConnected(
             f"cannot reach the API server at {client.configuration.host}: {_short(exc)}",
@@ -56,7 +57,7 @@ def request(
         ) from None
     raw = response.response
     if not 200 <= response.status <= 299:
-        raise _cluster_error(response.status, raw.data, raw.reason)
+        raise _cluster_error(client, response.status, raw.data, raw.reason)
     if stream:
         return raw
     payload = raw.data
@@ -134,7 +135,7 @@ def _short(exc: Exception) -> str:
     return text.split("Caused by")[-1].strip(" ()'\"") if "Caused by" in text else text
 
 
-def _cluster_error(status: int | None, body: bytes | str | None, reason: str | None) -> ClusterError:
+def _cluster_error(client: ApiClient, status: int | None, body: bytes | str | None, reason: str | None) -> ClusterError:
     message, why = reason or "error", reason
     try:
         payload = orjson.loads(body) if body else {}
@@ -142,8 +143,19 @@ def _cluster_error(status: int | None, body: bytes | str | None, reason: str | N
         why = payload.get("reason") or why
     except orjson.JSONDecodeError:
         pass
+    if status == 401:
+        return _unauthorized(client, message)
     if status == 403:
         refused = rbac_refusal(message)
         if refused is not None:
             return refused
     return ClusterError(f"{message} (HTTP {status})", status=status, reason=why, server_message=message)
+
+
+def _unauthorized(client: ApiClient, message: str) -> Unauthorized:
+    context = getattr(client, "kube_context", None)
+    whose = context.describe() if context is not None else "drawb's connection"
+    hint = context.refresh_hint() if context is not None else (
+        "check the credential drawb connects with (`kubectl auth whoami` shows whether the server accepts it)")
+    return Unauthorized(f"the API server at {client.configuration.host} refused the credentials of {whose}: "
+                        f"{message} (HTTP 401)", status=401, reason="Unauthorized", hint=hint, server_message=message)
