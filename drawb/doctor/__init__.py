@@ -24,9 +24,11 @@ from drawb.doctor.checks import (
 )
 from drawb.doctor.gates import check_gates
 from drawb.doctor.probes import ON
-from drawb.doctor.report import WARN, Check, Report
+from drawb.doctor.report import FAIL, WARN, Check, Report
 
 __all__ = ["Check", "Report", "diagnose"]
+
+PODS_IN_NAMESPACE = "Pod (cluster-wide)"  # refused cluster-wide, read in the namespace
 
 
 def _snapshot(cluster: Cluster, namespace: str) -> Snapshot:
@@ -41,8 +43,8 @@ def _snapshot(cluster: Cluster, namespace: str) -> Snapshot:
             if kind == "Pod":
                 try:
                     pods = cluster.list("Pod", namespace)
-                    refused["Pod (cluster-wide)"] = (f"pods read in namespace {namespace} only "
-                                                     f"({exc.verb} at the cluster scope refused)")
+                    refused[PODS_IN_NAMESPACE] = (f"pods read in namespace {namespace} only "
+                                                  f"({exc.verb} at the cluster scope refused)")
                     return pods
                 except RbacRefused:
                     pass
@@ -51,6 +53,9 @@ def _snapshot(cluster: Cluster, namespace: str) -> Snapshot:
 
     try:
         priority_classes = cluster.list("PriorityClass")
+    except RbacRefused as exc:
+        refused["PriorityClass"] = str(exc).split(";")[0]
+        priority_classes = None
     except ClusterError:
         priority_classes = None
     snapshot = Snapshot(nodes=read("Node"), slices=read("ResourceSlice"), classes=read("DeviceClass"),
@@ -65,8 +70,12 @@ def _readable(refused: dict[str, str]):
 
 
 def _report_refused(report: Report, refused: dict[str, str]) -> None:
+    """A FAIL when RBAC kept doctor from reading a kind at all (its verdict would be a guess: it exits 1), a WARN
+    when pods could be read in the namespace only (what drawb's own Role grants)."""
     if refused:
-        report.add("access", WARN, "RBAC kept doctor from reading everything: " + "; ".join(refused.values())
+        unread = [kind for kind in refused if kind != PODS_IN_NAMESPACE]
+        report.add("access", FAIL if unread else WARN,
+                   "RBAC kept doctor from reading everything: " + "; ".join(refused.values())
                    + "; the checks that need what was refused are left out",
                    "drawb's RBAC manifest grants every read doctor needs except pods outside one namespace: "
                    "`{prog} rbac -n NAMESPACE --user USER` prints it for a cluster admin to apply")

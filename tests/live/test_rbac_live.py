@@ -148,3 +148,23 @@ def test_without_the_cluster_role_views_say_what_is_missing_and_doctor_degrades(
     assert "RBAC refused list on nodes at the cluster scope" in checks["access"]["evidence"]
     assert "GPU nodes publish slices" not in checks  # skipped: it needs the nodes
     assert token not in out + err
+
+
+def test_doctor_without_any_permission_fails(control_plane, restricted, capsys, tmp_path):
+    home, _, kubeconfig, _ = restricted
+    account = "no-role"
+    control_plane.api().create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                "metadata": {"name": account, "namespace": home}})
+    token = control_plane.kubectl("create", "token", account, "-n", home, "--duration=1h").stdout.strip()
+    credscan.remember(token, f"the TokenRequest token of {home}/{account}")
+    config = json.loads(open(kubeconfig).read())
+    config["users"] = [{"name": ACCOUNT, "user": {"token": token}}]
+    path = tmp_path / "no-role.kubeconfig"
+    path.write_text(json.dumps(config))
+    status, out, err = _drawb(capsys, str(path), home, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert status == 1, err  # doctor could not read what it checks: no verdict of readiness
+    assert checks["access"]["status"] == "FAIL"
+    assert "RBAC refused list on nodes at the cluster scope" in checks["access"]["evidence"]
+    status, out, _ = _drawb(capsys, str(path), home, "doctor")
+    assert status == 1 and "FAIL" in out
