@@ -6,6 +6,7 @@ Objects cross it as plain JSON dicts exactly as the API server sends them (camel
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -113,6 +114,18 @@ class ClusterError(DrawbError):
         self.reason = reason
         # the server's own words (redacted like every message)
         self.message = redact(server_message) if server_message is not None else str(self)
+        self.index: int | None = None  # in an apply: the position of the object refused among those given
+
+
+@contextmanager
+def about_object(index: int) -> Iterator[None]:
+    """Mark a ClusterError raised inside as about the ``index``-th object of an apply call."""
+    try:
+        yield
+    except ClusterError as exc:
+        if exc.index is None:
+            exc.index = index
+        raise
 
 
 class NotConnected(ClusterError):
@@ -162,7 +175,9 @@ class Cluster(Protocol):
         """One object, or None when it does not exist."""
 
     def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
-        """Server-side apply as field manager ``drawb``: every object is dry-run first, then all or none are written."""
+        """Server-side apply as field manager ``drawb``: every object is dry-run first, then all or none are written.
+
+        A ClusterError about one object carries its position in ``objects`` as ``index``."""
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
         """Delete an object drawb created (refuses any other unless ``force_unmanaged``)."""

@@ -154,9 +154,25 @@ def apply(session: Session, args, cell) -> Applied:
         raise UsageError("the manifests hold no documents", hint="check the files")
     place_in_namespaces(documents, args.namespace, session.namespace)
     cluster = session.cluster
-    objects = cluster.apply(documents, dry_run=args.dry_run)  # the cluster dry-runs every object first
+    try:
+        objects = cluster.apply(documents, dry_run=args.dry_run)  # the cluster dry-runs every object first
+    except ClusterError as exc:
+        if exc.index is not None:
+            exc.args = (f"{_document_at(sources, exc.index)} was refused: {exc}",)
+        raise
     status = f"{'dry run' if args.dry_run else 'applied'}: {len(objects)} object(s), accepted by {answered_by(cluster)}"
     return Applied(status, objects, [str(f) for f in report.warnings])
+
+
+def _document_at(sources: list[rendering.Source], index: int) -> str:
+    """``FILE document N (Kind/name)`` of the ``index``-th document of ``sources`` (N counts from 1 in its file)."""
+    from drawb.render.checks import label
+
+    for source in sources:
+        if index < len(source.documents):
+            return f"{source.name} document {index + 1} ({label(source.documents[index])})"
+        index -= len(source.documents)
+    raise IndexError(index)
 
 
 def kind_named(text: str) -> str:

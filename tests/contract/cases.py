@@ -54,16 +54,19 @@ def apply_labels_what_it_creates(cluster: Cluster, namespace: str) -> None:
 
 
 def apply_refuses_objects_drawb_did_not_create(cluster: Cluster, namespace: str) -> None:
-    with pytest.raises(NotManagedByDrawb, match="Namespace 'default'"):
-        cluster.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}])
+    with pytest.raises(NotManagedByDrawb, match="Namespace 'default'") as refused:
+        cluster.apply([_template("before", namespace),
+                       {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}])
+    assert refused.value.index == 1  # which object was refused
     assert MANAGED_BY_LABEL not in (cluster.get("Namespace", "default")["metadata"].get("labels") or {})
 
 
 def apply_is_all_or_nothing(cluster: Cluster, namespace: str) -> None:
     good = _template("first", namespace)
     bad = _template("Not_A_DNS_Name", namespace)
-    with pytest.raises(ClusterError, match="Not_A_DNS_Name"):
+    with pytest.raises(ClusterError, match="Not_A_DNS_Name") as refused:
         cluster.apply([good, bad])
+    assert refused.value.index == 1
     assert cluster.get("ResourceClaimTemplate", "first", namespace) is None
 
 

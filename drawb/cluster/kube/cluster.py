@@ -19,6 +19,7 @@ from drawb.cluster.protocol import (
     ClusterError,
     NotConnected,
     NotManagedByDrawb,
+    about_object,
     group_version_path,
     is_managed,
     kind_of,
@@ -109,27 +110,32 @@ class KubeCluster:
         """
         labelled = [with_managed_label(o) for o in objects]
         existed = []
-        for obj in labelled:
-            existing = self.get(obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
-            if existing is not None and not is_managed(existing):
-                raise NotManagedByDrawb(
-                    f"{obj['kind']} '{obj['metadata']['name']}' exists and was not created by drawb; "
-                    "refusing to change it"
-                )
+        for index, obj in enumerate(labelled):
+            with about_object(index):
+                existing = self.get(obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
+                if existing is not None and not is_managed(existing):
+                    raise NotManagedByDrawb(
+                        f"{obj['kind']} '{obj['metadata']['name']}' exists and was not created by drawb; "
+                        "refusing to change it"
+                    )
             existed.append(existing is not None)
         # An object in a Namespace this call creates cannot be dry-run before the Namespace exists: the
         # server checks it when it is applied, after its Namespace (and a refusal undoes the call).
         new_namespaces = {o["metadata"]["name"] for o, was_there in zip(labelled, existed)
                           if o.get("kind") == "Namespace" and not was_there}
-        checked = [o if o["metadata"].get("namespace") in new_namespaces else self._apply_one(o, dry_run=True)
-                   for o in labelled]
+        checked = []
+        for index, obj in enumerate(labelled):
+            with about_object(index):
+                checked.append(obj if obj["metadata"].get("namespace") in new_namespaces
+                               else self._apply_one(obj, dry_run=True))
         if dry_run:
             return checked
         created: list[dict] = []
         applied = []
         try:
-            for obj, was_there in zip(labelled, existed):
-                applied.append(self._apply_one(obj, dry_run=False))
+            for index, (obj, was_there) in enumerate(zip(labelled, existed)):
+                with about_object(index):
+                    applied.append(self._apply_one(obj, dry_run=False))
                 if not was_there:
                     created.append(applied[-1])
         except ClusterError:

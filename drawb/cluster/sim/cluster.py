@@ -14,6 +14,7 @@ from drawb.cluster.protocol import (
     KINDS,
     ClusterError,
     NotManagedByDrawb,
+    about_object,
     is_managed,
     kind_of,
     with_managed_label,
@@ -191,35 +192,40 @@ class SimCluster:
         first, so none is half-applied. A Namespace among them counts as existing for the objects after it."""
         prepared = []
         new_namespaces: dict[str, dict] = {}
-        for obj in objects:
-            check_name(obj)
-            key = self._key(obj)
-            namespace = new_namespaces.get(key[1]) or self._objects.get(("Namespace", None, key[1]))
-            if key[1] is not None and namespace is None:
-                raise namespace_not_found(key[1])
-            existing = self._objects.get(key)
-            if existing is not None and not is_managed(existing):
-                raise NotManagedByDrawb(
-                    f"{key[0]} '{key[2]}' exists and was not created by drawb; refusing to change it"
-                )
-            check_schema(obj, self.kubernetes_version)
-            labelled = with_managed_label(copy.deepcopy(obj))
-            drop_disabled_fields(labelled, existing, self.feature_gates)
-            apply_defaults(labelled)
-            labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
-            check_rules(labelled, self.kubernetes_version, lambda _name: labels)
-            if key[0] == "Namespace":
-                new_namespaces[key[2]] = set_namespace_defaults(labelled)
-            labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
-            if existing is not None:
-                keep_server_fields(labelled, existing)
-            prepared.append(labelled)
+        for index, obj in enumerate(objects):
+            with about_object(index):
+                prepared.append(self._prepared(obj, new_namespaces))
         if dry_run:
             return prepared
         self.lifecycle.catch_up()
         stored = [self._store(obj) for obj in prepared]
         self.lifecycle.catch_up()
         return [copy.deepcopy(obj) for obj in stored]
+
+    def _prepared(self, obj: dict, new_namespaces: dict[str, dict]) -> dict:
+        """A labelled copy of ``obj`` as the API server would store it, or the ClusterError it would answer."""
+        check_name(obj)
+        key = self._key(obj)
+        namespace = new_namespaces.get(key[1]) or self._objects.get(("Namespace", None, key[1]))
+        if key[1] is not None and namespace is None:
+            raise namespace_not_found(key[1])
+        existing = self._objects.get(key)
+        if existing is not None and not is_managed(existing):
+            raise NotManagedByDrawb(
+                f"{key[0]} '{key[2]}' exists and was not created by drawb; refusing to change it"
+            )
+        check_schema(obj, self.kubernetes_version)
+        labelled = with_managed_label(copy.deepcopy(obj))
+        drop_disabled_fields(labelled, existing, self.feature_gates)
+        apply_defaults(labelled)
+        labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
+        check_rules(labelled, self.kubernetes_version, lambda _name: labels)
+        if key[0] == "Namespace":
+            new_namespaces[key[2]] = set_namespace_defaults(labelled)
+        labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
+        if existing is not None:
+            keep_server_fields(labelled, existing)
+        return labelled
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
         """Delete an object drawb created (any object with ``force_unmanaged``)."""

@@ -105,7 +105,8 @@ def test_delete_only_what_drawb_created(shell, manifests):
 def test_apply_into_a_missing_namespace_is_refused_as_a_real_cluster_refuses_it(shell, manifests, capsys):
     text = MANIFESTS.replace("gpu-test", "team-x")
     err = shell.fails("%%dra apply\n" + text)
-    assert err.splitlines()[0] == 'ClusterError: namespaces "team-x" not found'
+    assert err.splitlines()[0] == ('ClusterError: <cell> document 1 (ResourceClaimTemplate/one-gpu) was refused: '
+                                   'namespaces "team-x" not found')
     assert "apply a Namespace named 'team-x'" in err
     assert session_of(shell).cluster.get("ResourceClaim", "shared-gpu", "default") is None
     whole = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-x\n---\n" + text
@@ -115,3 +116,11 @@ def test_apply_into_a_missing_namespace_is_refused_as_a_real_cluster_refuses_it(
     path.write_text(MANIFESTS.replace("gpu-test", "team-y"))
     assert main(["apply", "-f", str(path)]) != 0
     assert 'namespaces "team-y" not found' in capsys.readouterr().err
+
+
+def test_a_refusal_names_the_file_and_the_document(manifests, capsys):
+    other = manifests.parent / "other.yaml"
+    other.write_text(MANIFESTS.split("---\n")[0].replace("gpu-test", "team-z").replace("one-gpu", "two-gpu"))
+    assert main(["apply", "-f", str(manifests), "-f", str(other)]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"ClusterError: {other} document 1 (ResourceClaimTemplate/two-gpu) was refused: namespaces \"team-z\" not found")
