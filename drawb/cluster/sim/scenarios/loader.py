@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -19,38 +18,8 @@ from drawb.cluster.sim.publish import (
     compute_domain_slice,
     gpu_slices,
 )
-from drawb.errors import PROG, DrawbError
-
-
-class ScenarioError(DrawbError, ValueError):
-    """A scenario name or file that cannot be used."""
-
-    hint = f"`{PROG} scenarios` lists them"
-
-
-@dataclass
-class Scenario:
-    """A simulated cluster's hardware as the API server would hold it."""
-
-    name: str
-    description: str
-    gpu_nodes: list[GpuNode]
-    nodes: list[dict]
-    resource_slices: list[dict]
-    device_classes: list[dict]
-    feature_gates: dict[str, bool] = field(default_factory=dict)  # gates set on the simulated API server
-    server_version: str | None = None  # the simulated API server's version (None: the simulation's own)
-    objects: list[dict] = field(default_factory=list)  # more objects to seed: namespaces, claims, pods, ...
-    # The slices were made by drawb.gpu.driver, which writes no feature-gated field: seeding need not
-    # look for such fields in their (up to 200,000) devices. False for slices read from elsewhere.
-    slices_as_built: bool = False
-
-    @property
-    def device_count(self) -> int:
-        """GPU and MIG devices published by ``gpu.nvidia.com``."""
-        return sum(
-            len(s["spec"]["devices"]) for s in self.resource_slices if s["spec"]["driver"] == "gpu.nvidia.com"
-        )
+from drawb.cluster.sim.scenarios.local import local_scenario
+from drawb.cluster.sim.scenarios.scenario import Scenario, ScenarioError
 
 
 def list_scenarios() -> dict[str, str]:
@@ -69,8 +38,6 @@ def build_scenario(name: str = "default") -> Scenario:
     if name.startswith("synthetic"):
         return _synthetic_from_name(name)
     if name == "local" or name.startswith("local:"):
-        from drawb.cluster.sim.scenarios.local import local_scenario
-
         return local_scenario(name.partition(":")[2] or None)
     path = resources.files(__package__) / f"{name}.yaml"
     if not path.is_file():

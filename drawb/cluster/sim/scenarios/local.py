@@ -11,13 +11,12 @@ from pathlib import Path
 
 from drawb.cluster.sim.classes import nvidia_device_classes
 from drawb.cluster.sim.nodes import gpu_node_object
+from drawb.cluster.sim.scenarios.scenario import Scenario, ScenarioError
 from drawb.gpu.local import SCENARIO, ReadingsError, check_readings, convert
 
 
 def local_readings(path: str | None) -> dict:
     """NVML readings: read now (``path`` None) or loaded from a file saved with ``local --save``."""
-    from drawb.cluster.sim.scenarios.loader import ScenarioError
-
     if path is None:
         from drawb.gpu.nvml import read_nvml
 
@@ -32,8 +31,6 @@ def local_readings(path: str | None) -> dict:
 
 def local_scenario(path: str | None = None):
     """The simulated cluster of one node: this machine (or the saved readings) as the driver publishes it."""
-    from drawb.cluster.sim.scenarios.loader import Scenario
-
     gpus = convert(local_readings(path))
     products = sorted({d["attributes"]["productName"]["string"] for d in gpus.devices}) or ["none"]
     source = f"readings saved in {path}" if path else "NVML on this machine"
