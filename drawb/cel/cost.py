@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from drawb.cel import library
 from drawb.cel.ast import CheckedAst, Node, Type
 from drawb.cel.device import declared_size
-from drawb.cel.env import EnvSpec
 from drawb.cel.library.format import MAX_FORMAT_SIZE
 from drawb.cel.ranges import (
     ONE,
@@ -26,6 +25,7 @@ from drawb.cel.ranges import (
     saturating_add,
     saturating_mul,
 )
+from drawb.cel.spec import EnvSpec
 
 def _declared_size(path: list[str] | None) -> Est | None:
     most = declared_size(path)

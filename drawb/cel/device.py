@@ -21,7 +21,7 @@ from drawb.inventory.schema import LIST_KINDS, published_name, split_name
 if TYPE_CHECKING:
     from cel_expr_python import cel
 
-    from drawb.cel.env import EnvSpec
+    from drawb.cel.spec import EnvSpec
 
 # The names the checker declares: `device` and, as qualified variables, each of its fields.
 FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")

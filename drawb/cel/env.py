@@ -8,13 +8,13 @@ the declarations of `drawb.cel.library` and the `device` variable of `drawb.cel.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Mapping
 
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
 from drawb.cel import device, library
+from drawb.cel.spec import EnvSpec
 from drawb.errors import DrawbError
 
 SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37")
@@ -28,23 +28,6 @@ class UnsupportedEnvironment(DrawbError, ValueError):
     """A Kubernetes version or feature gate that drawb's DRA CEL environment does not model."""
 
     hint = "drawb models Kubernetes 1.34 to 1.37 and their DRA feature gates"
-
-
-@dataclass(frozen=True)
-class EnvSpec:
-    """Which declarations an environment has; derived from version, stored flag and gates."""
-
-    minor: int
-    stored: bool
-    allow_multiple_allocations: bool  # device.allowMultipleAllocations declared
-    list_attributes: bool  # attribute values typed dyn, `includes` declared
-    ext_lists: bool  # cel-go ext.Lists v3 (slice, flatten, sort, ...)
-    convert_list_attributes: bool  # the scheduler turns list-valued attributes into CEL lists
-
-    @property
-    def attribute_type(self) -> str:
-        """The declared type of one attribute value: `dyn` with list attributes, else `any`."""
-        return "dyn" if self.list_attributes else "any"
 
 
 def parse_minor(kubernetes_version: str) -> int:

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from drawb.cel.env import EnvSpec
+    from drawb.cel.spec import EnvSpec
 
 
 _HAS_DEVICE_FIELD = re.compile(r"\bhas\s*\(\s*device\s*\.\s*(driver|attributes|capacity|allowMultipleAllocations)\s*\)")

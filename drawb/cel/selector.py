@@ -13,9 +13,10 @@ from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.cel.ast import CheckedAst, Type, decode_checked, go_type_string
 from drawb.cel.device import from_json
 from drawb.cel.diagnostics import format_issue, issues_text
-from drawb.cel.env import EnvSpec, checker_env, env_spec
+from drawb.cel.env import checker_env, env_spec
 from drawb.cel.interp import COST_LIMIT, Compiler, Ctx
 from drawb.cel.rewrite import nesting_depth, presence_of_device_fields
+from drawb.cel.spec import EnvSpec
 from drawb.cel.validators import constant_regex_error, extra_issues
 from drawb.cel.values import CelError, type_name
 from drawb.errors import DrawbError

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cel_expr_python import cel
 
     from drawb.cel.ast import Node
-    from drawb.cel.env import EnvSpec
+    from drawb.cel.spec import EnvSpec
 
 Impl = Callable[..., Any]
 When = Callable[["EnvSpec"], bool]
