@@ -7,7 +7,7 @@ notebook user reads ``%dra scenarios`` and a command-line user ``drawb scenarios
 
 from __future__ import annotations
 
-from drawb.access.redact import redact
+from drawb.redact import redact
 
 PROG = "{prog}"
 

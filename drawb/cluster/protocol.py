@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from drawb.access.redact import redact
+from drawb.redact import redact
 from drawb.errors import DrawbError
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
 
-from drawb.access.redact import guard_logging, redact
 from drawb.cluster.kube.context import read_context
 from drawb.cluster.kube.credentials import remember_credentials
 from drawb.cluster.kube.informer import Informer
@@ -26,6 +25,7 @@ from drawb.cluster.protocol import (
     with_managed_label,
 )
 from drawb.errors import PROG
+from drawb.redact import guard_logging, redact
 
 _FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\} (\d)', re.MULTILINE)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kubernetes.client import Configuration
 
-from drawb.access.redact import guard_logging, remember
+from drawb.redact import guard_logging, remember
 
 
 def remember_credentials(configuration: Configuration) -> None:

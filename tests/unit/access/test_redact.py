@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from drawb.access.redact import REDACTED, redact, remember
+from drawb.redact import REDACTED, redact, remember
 from drawb.cli import main
 from drawb.cluster.kube import KubeCluster
 from drawb.cluster.protocol import ClusterError, NotConnected
