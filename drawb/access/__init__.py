@@ -1,1 +1,1 @@
-"""Access and safety: drawb's least-privilege RBAC manifest and the redaction of credentials."""
+"""drawb's least-privilege RBAC manifest: the roles it needs, and which role grants a request."""

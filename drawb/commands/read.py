@@ -38,7 +38,7 @@ def _watched(session: Session, args, name: str, kinds: tuple[str, ...], key: tup
 def list_visible(session: Session, kind: str, namespace: str | None) -> tuple[list[dict], str | None]:
     """Objects of ``kind`` in ``namespace`` (or everywhere); where RBAC refuses every namespace, those of the
     session's namespace, with a warning saying so."""
-    from drawb.access.refusal import RbacRefused
+    from drawb.cluster.refusal import RbacRefused
 
     try:
         return session.cluster.list(kind, namespace), None

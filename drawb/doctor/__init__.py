@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from drawb.access.refusal import RbacRefused
+from drawb.cluster.refusal import RbacRefused
 from drawb.cluster.protocol import Cluster, ClusterError
 from drawb.doctor.checks import (
     Snapshot,

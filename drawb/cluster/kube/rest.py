@@ -15,8 +15,8 @@ import orjson
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from drawb.access.refusal import rbac_refusal
 from drawb.cluster.protocol import ClusterError, Kind, NotConnected, Unauthorized
+from drawb.cluster.refusal import rbac_refusal
 
 DEFAULT_TIMEOUT = (5, 60)  # connect, read seconds
 PAGE_SIZE = 500

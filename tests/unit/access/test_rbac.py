@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from drawb.access import rbac
-from drawb.access.refusal import RbacRefused, rbac_refusal
+from drawb.cluster.refusal import RbacRefused, rbac_refusal
 from drawb.cli import main
 from drawb.cluster.kube.rest import _cluster_error
 
