@@ -1,6 +1,6 @@
 """drawb, the DRA workbench: Kubernetes Dynamic Resource Allocation for GPUs in Jupyter."""
 
-__version__ = "0.1.0"
+from drawb.release import VERSION as __version__
 
 
 def load_ipython_extension(ipython) -> None:

@@ -44,7 +44,7 @@ def connect(
             raise
         return cluster
     if snapshot:
-        from drawb.snapshot.replay import replay
+        from drawb.cluster.snapshot.replay import replay
 
         return replay(snapshot)
     from drawb.cluster.sim.cluster import SimCluster

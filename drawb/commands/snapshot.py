@@ -8,7 +8,7 @@ import html
 from drawb.commands.registry import arg, command
 from drawb.errors import PROG, UsageError
 from drawb.session import Session
-from drawb.snapshot.document import Snapshot
+from drawb.cluster.snapshot.document import Snapshot
 
 
 class Saved:
@@ -66,7 +66,7 @@ def _n(count: int, word: str, plural: str | None = None) -> str:
         help="from-files: the cluster's Kubernetes version (kubectl output does not say; default: drawb's)"),
 )
 def snapshot(session: Session, args, cell) -> Saved:
-    from drawb.snapshot.document import write
+    from drawb.cluster.snapshot.document import write
     from drawb.snapshot.redact import redact
 
     if args.action == "save":

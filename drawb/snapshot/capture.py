@@ -5,7 +5,7 @@ from __future__ import annotations
 from drawb.api.gates import DRA_GATES, default_gates
 from drawb.cluster.protocol import Cluster, ClusterError
 from drawb.doctor.probes import DEVICE_STATUS_GATE, OFF, ON, PROBES, run_probe
-from drawb.snapshot.document import OBJECT_KINDS, Snapshot, minor_version
+from drawb.cluster.snapshot.document import OBJECT_KINDS, Snapshot, minor_version
 from drawb.snapshot.scrub import select_objects
 
 

@@ -15,8 +15,8 @@ import yaml
 
 from drawb.api.gates import DRA_GATES, default_gates
 from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
-from drawb.snapshot.document import KIND, OBJECT_KINDS, Snapshot, minor_version, parse
-from drawb.snapshot.errors import NotASnapshot, SnapshotNotYamlOrJson, SnapshotUnreadable
+from drawb.cluster.snapshot.document import KIND, OBJECT_KINDS, Snapshot, minor_version, parse
+from drawb.cluster.snapshot.errors import NotASnapshot, SnapshotNotYamlOrJson, SnapshotUnreadable
 from drawb.snapshot.scrub import select_objects
 
 KUBECTL_COMMAND = "kubectl get resourceslices,deviceclasses,resourceclaims,pods,nodes -A -o yaml"

@@ -17,7 +17,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 
-from drawb.snapshot.document import Snapshot
+from drawb.cluster.snapshot.document import Snapshot
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 
 from drawb.api.gates import DRA_GATES
-from drawb.snapshot import read, write
+from drawb.cluster.snapshot import read, write
 from drawb.snapshot.capture import capture
 from drawb.snapshot.kubectl import KUBECTL_COMMAND, from_files
 from drawb.snapshot.redact import redact
-from drawb.snapshot.replay import replay
+from drawb.cluster.snapshot.replay import replay
 from drawb.testing import snapshot_compare as compare
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for

@@ -12,7 +12,7 @@ import yaml
 
 from drawb.cli import main
 from drawb.cluster.sim.cluster import SimCluster
-from drawb.snapshot import (
+from drawb.cluster.snapshot import (
     NotASnapshot,
     SnapshotFormatVersion,
     SnapshotNotYamlOrJson,
@@ -63,7 +63,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(saved, tmp_path, mo
     def broken_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("drawb.snapshot.document.os.replace", broken_replace)
+    monkeypatch.setattr("drawb.cluster.snapshot.document.os.replace", broken_replace)
     with pytest.raises(SnapshotUnreadable, match="No space left on device"):
         write(snapshot, target)
     assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json"]

@@ -11,9 +11,9 @@ import yaml
 
 from drawb.cli import main
 from drawb.cluster.sim.cluster import SimCluster
-from drawb.snapshot import NotASnapshot, read
+from drawb.cluster.snapshot import NotASnapshot, read
 from drawb.snapshot.kubectl import from_files
-from drawb.snapshot.replay import replay
+from drawb.cluster.snapshot.replay import replay
 from drawb.testing import snapshot_compare as compare
 
 SECRET = "s3cr3t-token-value"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drawb.snapshot.document import Snapshot
+from drawb.cluster.snapshot.document import Snapshot
 from drawb.snapshot.redact import redact
 
 

@@ -12,10 +12,10 @@ import pytest
 
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.clock import ManualClock
-from drawb.snapshot import read, write
+from drawb.cluster.snapshot import read, write
 from drawb.snapshot.capture import capture
 from drawb.snapshot.redact import redact
-from drawb.snapshot.replay import replay
+from drawb.cluster.snapshot.replay import replay
 from drawb.testing import snapshot_compare as compare
 
 DRAWB = Path(sys.executable).with_name("drawb")
@@ -86,7 +86,7 @@ def test_a_redacted_snapshot_is_identical_up_to_the_renaming(original, saved, tm
 
 
 def test_the_replayed_lifecycle_allocates_new_claims_and_keeps_old_ones(saved):
-    copy = SimCluster(__import__("drawb.snapshot.replay", fromlist=["scenario"]).scenario(read(saved), "s"),
+    copy = SimCluster(__import__("drawb.cluster.snapshot.replay", fromlist=["scenario"]).scenario(read(saved), "s"),
                       workloads=False, clock=ManualClock())
     before = {c["metadata"]["name"]: c["status"]["allocation"] for c in copy.list("ResourceClaim")}
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "new", "namespace": "default"},

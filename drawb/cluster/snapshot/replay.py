@@ -12,8 +12,8 @@ from drawb.alloc.versions import VERSIONS
 from drawb.api.gates import DRA_GATES
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import Scenario
-from drawb.snapshot.document import Snapshot, read
-from drawb.snapshot.errors import SnapshotKubernetesVersion
+from drawb.cluster.snapshot.document import Snapshot, read
+from drawb.cluster.snapshot.errors import SnapshotKubernetesVersion
 
 _SEEDED = ("Namespace", "ResourceClaimTemplate", "ResourceClaim", "Pod")
 

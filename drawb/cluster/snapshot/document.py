@@ -29,8 +29,8 @@ from pathlib import Path
 
 import yaml
 
-from drawb import __version__
-from drawb.snapshot.errors import (
+from drawb import release
+from drawb.cluster.snapshot.errors import (
     NotASnapshot,
     SnapshotFormatVersion,
     SnapshotNotYamlOrJson,
@@ -56,7 +56,7 @@ class Snapshot:
     source: str
     redacted: bool = False
     notes: list[str] = field(default_factory=list)
-    drawb_version: str = __version__
+    drawb_version: str = release.VERSION
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     def counts(self) -> dict[str, int]:
@@ -169,7 +169,7 @@ def from_document(document: object, where: str) -> Snapshot:
         newer = isinstance(version, int) and version > FORMAT_VERSION
         raise SnapshotFormatVersion(
             f"{where} is a snapshot of format version {version!r} (written by drawb {by}); "
-            f"this drawb ({__version__}) reads format version {FORMAT_VERSION}",
+            f"this drawb ({release.VERSION}) reads format version {FORMAT_VERSION}",
             hint="upgrade drawb to read it" if newer else "save the snapshot again with this drawb",
         )
     if not isinstance(document.get("counts"), dict):
