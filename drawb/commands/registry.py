@@ -40,7 +40,6 @@ COMMAND_MODULES = (
     "drawb.commands.migrate",
     "drawb.commands.manifests",
     "drawb.commands.why",
-    "drawb.commands.browse",
     "drawb.commands.map",
 )
 

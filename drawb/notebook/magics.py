@@ -9,7 +9,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Unicode, observe
 from traitlets.config import Configurable
 
-import drawb.notebook.builder  # noqa: F401  (registers the notebook's own subcommand, %dra builder)
+import drawb.notebook.browse  # noqa: F401  (registers the notebook's own subcommand, %dra browse)
+import drawb.notebook.builder  # noqa: F401  (and %dra builder and build)
 from drawb.errors import DrawbError
 from drawb.session import Session, session_options
 

@@ -1,7 +1,7 @@
 """``browse``: the device browser widget (``%dra browse``), every device with facets, search, sort and paging.
 
 A subcommand of the notebook front end alone (``only="%dra"``): the ``drawb`` command line has no widgets
-(``drawb devices`` is its table). The widget is imported on use, so the command line never loads it.
+(``drawb devices`` is its table). The widget is imported on use, so loading the magics does not load its grid.
 """
 
 from __future__ import annotations
