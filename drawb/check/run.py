@@ -58,6 +58,7 @@ class CheckRun:
         self.waiting_reason = ""
         self._events_seen: set[str] = set()
         self._events_at = -1.0
+        self._events_version: str | None = None
         self._allocated_claims: dict[str, dict] = {}  # claim name -> the claim as last seen allocated
 
     def on_claim(self, event_type: str, claim: dict) -> None:
@@ -127,7 +128,7 @@ class CheckRun:
         if pod["metadata"]["name"] in reserved:
             self.stage("reserved", f"claim {self.claim_name} reserved for pod {pod['metadata']['name']}")
 
-    def _read_pod(self, pod: dict) -> None:
+    def _read_scheduling(self, pod: dict) -> None:
         status = pod.get("status") or {}
         scheduled = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
         if pod.get("spec", {}).get("nodeName"):
@@ -138,7 +139,9 @@ class CheckRun:
             hint = f" (see `{self.why_hint}`)" if self.why_hint else ""
             self.stage("pending", f"{scheduled.get('reason', 'Unschedulable')}: {scheduled['message']}{hint}",
                        once=f"pending:{scheduled['message']}")
-        for c in status.get("containerStatuses") or []:
+
+    def _read_containers(self, pod: dict) -> None:
+        for c in (pod.get("status") or {}).get("containerStatuses") or []:
             state = c.get("state") or {}
             waiting = state.get("waiting")
             if waiting and waiting.get("reason"):
@@ -155,10 +158,12 @@ class CheckRun:
                 self.stage("exited", f"container {c['name']} exited with code {terminated.get('exitCode')}")
 
     def _read_events(self, pod: dict) -> None:
-        """Scheduler and kubelet events about the pod (FailedScheduling, Pulling, Failed, ...), once a second."""
-        if self.elapsed() - self._events_at < 1.0:
+        """Scheduler and kubelet events about the pod (FailedScheduling, Pulling, Failed, ...), once a second
+        and whenever the pod changed (a kubelet's events come before the pod's status they lead to)."""
+        version = pod["metadata"].get("resourceVersion")
+        if self.elapsed() - self._events_at < 1.0 and version == self._events_version:
             return
-        self._events_at = self.elapsed()
+        self._events_at, self._events_version = self.elapsed(), version
         uid = pod["metadata"].get("uid")
         try:
             events = self.cluster.list("Event", self.objects.namespace)
@@ -200,8 +205,9 @@ class CheckRun:
         claim = self._claim(pod)
         if claim is not None:
             self._read_allocation(claim, pod)
-        self._read_pod(pod)
+        self._read_scheduling(pod)
         self._read_events(pod)
+        self._read_containers(pod)
         self._read_logs(pod)
         self._read_exits(pod)
         return self._ended(pod)

@@ -30,7 +30,7 @@ class Connected:
     "Connect to the simulated cluster (default) or to a real one through a kubeconfig.",
     arg("--kubeconfig", help="path of a kubeconfig file (a real cluster)"),
     arg("--context", help="kubeconfig context to use (a real cluster)"),
-    arg("--scenario", help="simulated scenario: default, or synthetic:<nodes>[x<devices per node>]"),
+    arg("--scenario", help="simulated scenario: default, synthetic:<nodes>[x<devices per node>], or a scenario file (.yaml)"),
     arg("--snapshot", help="replay a snapshot file (`snapshot save`, `snapshot from-files`) in the simulated cluster"),
     arg("--simulated", action="store_true",
         help="the simulated cluster (the scenario option's), whatever the kubeconfig and context options say"),

@@ -84,7 +84,8 @@ class SimCluster:
         self._watches: dict[str, SimWatch] = {}
         self.kubernetes_version = ".".join(minor)
         self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), self.kubernetes_version,
-                                   self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()})
+                                   self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()},
+                                   self.scenario.image_pull_seconds)
 
     def _seed(self, objects: list[dict], *, copy_first: bool, gated: bool = True) -> None:
         """Store a scenario's objects in one pass, as the API server would have them after creation (the

@@ -1,15 +1,19 @@
 """core/v1 Events as the simulated cluster's components record them.
 
 Each event names its object, reason, message and the component that reported it, in the shape
-the API server lists them. Events the simulation makes carry ``reportingInstance`` ending in
-``-simulated`` so that they can never be taken for a real component's.
+the API server lists them: the scheduler's as written through events.k8s.io/v1 (``eventTime``),
+a node's kubelet's through core/v1 (``firstTimestamp``, ``lastTimestamp``, ``source.host``).
+Events the simulation makes carry ``reportingInstance`` ending in ``-simulated`` so that they
+can never be taken for a real component's. As client-go's recorder names an event
+``<object>.<hex of the time in nanoseconds>``, an object's events sort by name in the order they
+happened (here the count of events recorded so far is added, keeping names distinct within a second).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
-from drawb.cluster.sim.publish import stable_hex
 from drawb.cluster.sim.tree import copy_tree
 
 SIMULATED_SUFFIX = "-simulated"
@@ -24,8 +28,9 @@ class EventRecorder:
         self._count = 0
 
     def record(self, obj: dict, *, type_: str, reason: str, message: str, component: str,
-               action: str | None = None) -> dict:
-        """Record one event about ``obj`` (a Pod, a ResourceClaim) and return it."""
+               action: str | None = None, host: str | None = None, field_path: str | None = None) -> dict:
+        """Record one event about ``obj`` (a Pod, a ResourceClaim) and return it; ``host``: a node's
+        component's (the kubelet's) event, about the part of ``obj`` at ``field_path``."""
         meta = obj["metadata"]
         self._count += 1
         now = self._timestamp()
@@ -33,7 +38,7 @@ class EventRecorder:
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {
-                "name": f"{meta['name']}.{stable_hex(meta.get('uid'), self._count, length=16)}",
+                "name": f"{meta['name']}.{_unix_nanos(now) + self._count:x}",
                 "namespace": meta.get("namespace") or "default",
             },
             "involvedObject": {
@@ -55,6 +60,12 @@ class EventRecorder:
         }
         if action:
             event["action"] = action
+        if host:
+            event.update(eventTime=None, firstTimestamp=now, lastTimestamp=now, count=1,
+                         source={"component": component, "host": host},
+                         reportingInstance=host + SIMULATED_SUFFIX)
+        if field_path:
+            event["involvedObject"]["fieldPath"] = field_path
         return self._store(event)
 
     def repeat(self, event: dict) -> dict:
@@ -64,6 +75,11 @@ class EventRecorder:
         series["count"] += 1
         series["lastObservedTime"] = self._timestamp()[:-1] + ".000000Z"
         return self._store(event)
+
+
+def _unix_nanos(timestamp: str) -> int:
+    """Nanoseconds since 1970 at an RFC 3339 timestamp of whole seconds (``2026-01-01T00:00:05Z``)."""
+    return int(datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%S%z").timestamp()) * 1_000_000_000
 
 
 def events_for(events: list[dict], obj: dict) -> list[dict]:

@@ -1,25 +1,47 @@
 """A simulated node agent: a bound pod's containers start, run their command and end.
 
-A pod bound to a node starts after ``START_SECONDS`` (``FIRST_PULL_SECONDS`` the first time
-the node runs that image); each container then runs what ``drawb.cluster.sim.podlogs``
-simulates. The pod is Running while a container runs; under restartPolicy Never it ends
+A pod bound to a node first gets its images: an image the node has not pulled yet takes the
+scenario's ``image_pull_seconds`` (``DEFAULT_PULL_SECONDS`` unless a scenario asks for more
+realism), one pull after the other as the kubelet's serialized puller does, each with the
+kubelet's Pulling and Pulled events; an image already on the node gets its "already present"
+Pulled event. Each container starts ``START_SECONDS`` after its image is there, then runs what
+``drawb.cluster.sim.podlogs`` simulates. The pod is Running while a container runs; under restartPolicy Never it ends
 Succeeded when every container exited 0, else Failed; under OnFailure a failed container is
 restarted (and a successful one ends), under Always every exited container is restarted, each
 restart after the kubelet's back-off (10 s, doubling, at most 300 s). A pod bound by hand
 (``spec.nodeName``) whose claims are not allocated and reserved for it never starts: a kubelet
-prepares only such claims. Only the scheduler's
-events are recorded: the local control plane's kwok nodes record no kubelet events either.
+prepares only such claims. Of the kubelet's events only the image events are recorded (the local
+control plane's kwok nodes record none), worded as the kubelet of 1.34 words them, less the image
+size the simulation does not know.
 """
 
 from __future__ import annotations
 
+from drawb.api._go import go_duration, go_quote
 from drawb.cluster.sim.podlogs import Run
 from drawb.cluster.sim.publish import stable_hex
 
-START_SECONDS = 1.0
-FIRST_PULL_SECONDS = 10.0
+KUBELET = "kubelet"
+START_SECONDS = 0.2
+DEFAULT_PULL_SECONDS = 0.5
 BACKOFF_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 300.0
+
+
+def pulling_message(image: str) -> str:
+    """The kubelet's Pulling event: a pull begins."""
+    return f"Pulling image {go_quote(image)}"
+
+
+def pulled_message(image: str, seconds: float) -> str:
+    """The kubelet's Pulled event after a pull of ``seconds`` (nothing waited for another pull)."""
+    took = go_duration(seconds)
+    return f"Successfully pulled image {go_quote(image)} in {took} ({took} including waiting)"
+
+
+def present_message(image: str) -> str:
+    """The kubelet's Pulled event for an image the node already has."""
+    return f"Container image {go_quote(image)} already present on machine"
 
 
 def pod_ip(pod: dict) -> str:

@@ -27,6 +27,7 @@ from drawb.cluster.sim.scheduler import AllocationFailed, Decision, reserved_for
 from drawb.cluster.sim.tree import copy_tree
 
 SCHEDULER = "default-scheduler"
+_IMAGE_EVENTS = ("present", "pulling", "pulled")
 NsKey = tuple[str, str]
 
 
@@ -53,13 +54,14 @@ class Lifecycle:
 
     def __init__(self, store: Callable[[dict], dict], discard: Callable[[str, str | None, str], None],
                  clock: Clock, kubernetes_version: str, feature_gates: dict[str, bool],
-                 parent_memory_mib: dict[str, int]):
+                 parent_memory_mib: dict[str, int], image_pull_seconds: float = kubelet.DEFAULT_PULL_SECONDS):
         self._store = store
         self._discard = discard
         self.clock = clock
         self.kubernetes_version = kubernetes_version
         self.feature_gates = feature_gates
         self._parent_memory = parent_memory_mib
+        self.image_pull_seconds = image_pull_seconds
         self.now = clock.now()
         self.events = EventRecorder(self._store_quietly, lambda: self.clock.timestamp(self.now))
         self.pods: dict[NsKey, dict] = {}
@@ -361,11 +363,18 @@ class Lifecycle:
                 c is not None and reserved_for_pod(c, pod) for c in claims):
             return  # a kubelet prepares only claims allocated and reserved for the pod: it never starts
         images = self._images.setdefault(pod["spec"]["nodeName"], set())
-        wanted = {c.get("image", "") for c in pod["spec"]["containers"]}
-        delay = kubelet.START_SECONDS if wanted <= images else kubelet.FIRST_PULL_SECONDS
-        images |= wanted
+        at = 0.0  # one container after the other: its image pulled (if the node lacks it), then started
         for container in pod["spec"]["containers"]:
-            self._timer(delay, "start", key, uid, container["name"])
+            image = container.get("image", "")
+            if image in images:
+                self._timer(at, "present", key, uid, container["name"])
+            else:
+                images.add(image)
+                self._timer(at, "pulling", key, uid, container["name"])
+                at += self.image_pull_seconds
+                self._timer(at, "pulled", key, uid, container["name"])
+            at += kubelet.START_SECONDS
+            self._timer(at, "start", key, uid, container["name"])
 
     def _adopt(self, key: NsKey) -> None:
         """A pod created with ``spec.nodeName``: its node runs it (or, seeded Running, already does)."""
@@ -393,6 +402,9 @@ class Lifecycle:
         run = self._runs.get(key)
         if pod is None or run is None or run.uid != uid:
             return  # the pod was deleted or replaced meanwhile
+        if action in _IMAGE_EVENTS:
+            self._image_event(action, pod, name)
+            return
         pod = copy_tree(pod)
         container = next(c for c in pod["spec"]["containers"] if c["name"] == name)
         state = run.containers[name]
@@ -415,6 +427,17 @@ class Lifecycle:
         pod = self._store_quietly(pod)
         if claimctl.is_done(pod):
             self._release_work.update(dict.fromkeys(self._claims_of(pod)))
+
+    def _image_event(self, action: str, pod: dict, name: str) -> None:
+        """The kubelet's Pulling or Pulled event for container ``name``'s image."""
+        image = next(c for c in pod["spec"]["containers"] if c["name"] == name).get("image", "")
+        reason, message = {
+            "present": ("Pulled", kubelet.present_message(image)),
+            "pulling": ("Pulling", kubelet.pulling_message(image)),
+            "pulled": ("Pulled", kubelet.pulled_message(image, self.image_pull_seconds)),
+        }[action]
+        self.events.record(pod, type_="Normal", reason=reason, message=message, component=kubelet.KUBELET,
+                           host=pod["spec"]["nodeName"], field_path=f"spec.containers{{{name}}}")
 
     def _smi_time(self) -> str:
         from datetime import datetime

@@ -77,11 +77,12 @@ def test_the_pod_is_scheduled_allocated_run_and_ends(sim):
                                                "uid": pod["metadata"]["uid"]}]
     assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
     assert pod["status"]["phase"] == "Pending"
-    [event] = sim.list("Event", NS)
-    assert (event["reason"], event["message"]) == ("Scheduled", f"Successfully assigned {NS}/cuda-check to {node}")
+    scheduled, pulling = sorted(sim.list("Event", NS), key=lambda e: e["reason"], reverse=True)
+    assert (scheduled["reason"], scheduled["message"]) == ("Scheduled", f"Successfully assigned {NS}/cuda-check to {node}")
+    assert (pulling["reason"], pulling["message"]) == ("Pulling", f'Pulling image "{IMAGE}"')
     with pytest.raises(ClusterError, match='container "ctr" in pod "cuda-check" is waiting to start: ContainerCreating'):
         list(sim.logs("cuda-check", NS))
-    sim.sleep(10)
+    sim.sleep(0.7)  # the default pull (0.5 s), then the container starts (0.2 s)
     assert sim.get("Pod", "cuda-check", NS)["status"]["phase"] == "Running"
     [line] = sim.logs("cuda-check", NS)
     assert line.startswith("GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-")
@@ -91,6 +92,47 @@ def test_the_pod_is_scheduled_allocated_run_and_ends(sim):
     assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
     assert sim.list("ResourceClaim", NS) == []  # released, deallocated and deleted by the controller
     assert list(sim.logs("cuda-check", NS)) == [line]
+
+
+def _image_events(sim: SimCluster, pod: str) -> list[tuple[str, str]]:
+    events = [e for e in sim.list("Event", NS) if e["involvedObject"]["name"] == pod and e["source"]]
+    return [(e["reason"], e["message"]) for e in sorted(events, key=lambda e: e["metadata"]["name"])]
+
+
+def test_a_node_pulls_an_image_once_with_the_kubelets_events():
+    sim = SimCluster(workloads=False, clock=ManualClock())
+    pin = {"nodeSelector": {"kubernetes.io/hostname": "hgx-h200-03"}}
+    sim.apply([_template("single-gpu"), _pod("first", "single-gpu", ["nvidia-smi", "-L"], **pin)])
+    sim.sleep(0.69)
+    assert sim.get("Pod", "first", NS)["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == \
+        "ContainerCreating"  # pulled after 0.5 s, not started yet
+    sim.sleep(0.01)
+    assert sim.get("Pod", "first", NS)["status"]["phase"] == "Running"
+    assert _image_events(sim, "first") == [
+        ("Pulling", f'Pulling image "{IMAGE}"'),
+        ("Pulled", f'Successfully pulled image "{IMAGE}" in 500ms (500ms including waiting)')]
+    [pulled] = [e for e in sim.list("Event", NS) if e["reason"] == "Pulled"]
+    assert pulled["source"] == {"component": "kubelet", "host": "hgx-h200-03"}
+    assert pulled["involvedObject"]["fieldPath"] == "spec.containers{ctr}" and pulled["count"] == 1
+    assert pulled["reportingInstance"] == "hgx-h200-03-simulated" and pulled["eventTime"] is None
+    sim.apply([_pod("second", "single-gpu", ["nvidia-smi", "-L"], **pin)])
+    assert _image_events(sim, "second") == [("Pulled", f'Container image "{IMAGE}" already present on machine')]
+    sim.sleep(0.2)
+    assert sim.get("Pod", "second", NS)["status"]["phase"] == "Running"
+
+
+def test_a_scenario_can_make_pulls_as_slow_as_a_real_registry():
+    from drawb.cluster.sim.scenarios import build_scenario
+
+    scenario = build_scenario("default")
+    scenario.image_pull_seconds = 12.5
+    sim = SimCluster(scenario, workloads=False, clock=ManualClock())
+    sim.apply([_template("single-gpu"), _pod("slow", "single-gpu", ["nvidia-smi", "-L"])])
+    sim.sleep(12.6)
+    assert sim.get("Pod", "slow", NS)["status"]["phase"] == "Pending"
+    sim.sleep(0.1)
+    assert sim.get("Pod", "slow", NS)["status"]["phase"] == "Running"
+    assert _image_events(sim, "slow")[-1][1].endswith(" in 12.5s (12.5s including waiting)")
 
 
 def test_logs_follow_waits_in_simulated_time(sim):

@@ -135,3 +135,24 @@ def test_a_large_seed_leaves_the_collector_until_close_and_is_collectable_after(
     del cluster
     gc.collect()
     assert ref() is None
+
+
+def test_a_scenario_file_sets_its_image_pulls_and_bad_values_are_named(tmp_path):
+    from importlib import resources
+
+    bundled = (resources.files("drawb.cluster.sim.scenarios") / "default.yaml").read_text()
+    assert build_scenario("default").image_pull_seconds == 0.5
+    realistic = tmp_path / "realistic.yaml"
+    realistic.write_text(bundled.replace("image_pull_seconds: 0.5", "image_pull_seconds: 12"))
+    scenario = build_scenario(str(realistic))
+    assert (scenario.name, scenario.image_pull_seconds, len(scenario.nodes)) == ("realistic", 12.0, 4)
+    for bad in ("-1", "'slow'", "true", "7200"):
+        realistic.write_text(bundled.replace("image_pull_seconds: 0.5", f"image_pull_seconds: {bad}"))
+        with pytest.raises(ScenarioError, match=f"scenario file '{realistic}': image_pull_seconds must be a number "
+                                                f"of seconds from 0 to 3600, not "):
+            build_scenario(str(realistic))
+    with pytest.raises(ScenarioError, match="scenario file 'nowhere.yaml' does not exist"):
+        build_scenario("nowhere.yaml")
+    realistic.write_text("nodes: [")
+    with pytest.raises(ScenarioError, match="is not valid YAML"):
+        build_scenario(str(realistic))

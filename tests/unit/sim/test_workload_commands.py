@@ -43,5 +43,6 @@ def test_logs_of_a_missing_pod_is_a_named_error(session):
 
 def test_events_of_one_pod(session):
     frame = run_line(session, "events check")
-    assert frame[["type", "reason", "object"]].values.tolist() == [["Normal", "Scheduled", "pod/check"]]
-    assert frame["source"].tolist() == ["default-scheduler-simulated"]
+    assert frame[["type", "reason", "object"]].values.tolist() == [["Normal", "Scheduled", "pod/check"],
+                                                                    ["Normal", "Pulling", "pod/check"]]
+    assert frame["source"].tolist() == ["default-scheduler-simulated", "a100-sxm-node-01-simulated"]

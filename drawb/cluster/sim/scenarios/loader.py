@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 import yaml
 
 from drawb.api.gates import DRA_GATES
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.classes import nvidia_device_classes
+from drawb.cluster.sim.kubelet import DEFAULT_PULL_SECONDS
 from drawb.cluster.sim.nodes import node_object
 from drawb.cluster.sim.publish import (
     Gpu,
@@ -34,20 +36,47 @@ def list_scenarios() -> dict[str, str]:
 
 
 def build_scenario(name: str = "default") -> Scenario:
-    """The bundled scenario ``name``, ``synthetic:<nodes>[x<devices per node>]``, or ``local[:FILE]``."""
+    """The bundled scenario ``name``, ``synthetic:<nodes>[x<devices per node>]``, ``local[:FILE]``, or
+    a scenario file of the bundled ones' shape (a path ending in ``.yaml`` or ``.yml``)."""
     if name.startswith("synthetic"):
         return _synthetic_from_name(name)
     if name == "local" or name.startswith("local:"):
         return local_scenario(name.partition(":")[2] or None)
-    path = resources.files(__package__) / f"{name}.yaml"
-    if not path.is_file():
+    if name.endswith((".yaml", ".yml")):
+        path = Path(name)
+        if not path.is_file():
+            raise ScenarioError(f"scenario file {name!r} does not exist",
+                                hint="give the path of a file shaped like the bundled default.yaml")
+        return _from_file(path.stem, path.read_text(), where=f"scenario file {name!r}")
+    bundled = resources.files(__package__) / f"{name}.yaml"
+    if not bundled.is_file():
         known = ", ".join(list_scenarios())
-        raise ScenarioError(f"unknown scenario {name!r}; known scenarios: {known}")
-    spec = yaml.safe_load(path.read_text())
+        raise ScenarioError(f"unknown scenario {name!r}; known scenarios: {known}; or a scenario file (.yaml)")
+    return _from_file(name, bundled.read_text(), where=f"scenario {name!r}")
+
+
+def _from_file(name: str, text: str, *, where: str) -> Scenario:
+    try:
+        spec = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ScenarioError(f"{where} is not valid YAML: {err}") from None
+    if not isinstance(spec, dict):
+        raise ScenarioError(f"{where}: expected a mapping with description, nodes and feature_gates")
     gpu_nodes = [_parse_node(name, i, n) for i, n in enumerate(spec.get("nodes", []))]
     scenario = _assemble(name, spec.get("description", ""), gpu_nodes)
     scenario.feature_gates = _parse_gates(name, spec.get("feature_gates") or {})
+    scenario.image_pull_seconds = _parse_pull_seconds(where, spec.get("image_pull_seconds", DEFAULT_PULL_SECONDS))
     return scenario
+
+
+MAX_PULL_SECONDS = 3600
+
+
+def _parse_pull_seconds(where: str, raw: object) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= MAX_PULL_SECONDS:
+        raise ScenarioError(f"{where}: image_pull_seconds must be a number of seconds from 0 to {MAX_PULL_SECONDS}, "
+                            f"not {raw!r}", hint="e.g. image_pull_seconds: 10 for a pull as slow as a real one")
+    return float(raw)
 
 
 def _parse_gates(scenario: str, raw: dict) -> dict[str, bool]:

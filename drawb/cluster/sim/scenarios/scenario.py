@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from drawb.cluster.sim.kubelet import DEFAULT_PULL_SECONDS
 from drawb.cluster.sim.publish import GpuNode
 from drawb.errors import PROG, DrawbError
 
@@ -30,6 +31,7 @@ class Scenario:
     # The slices were made by drawb.gpu.driver, which writes no feature-gated field: seeding need not
     # look for such fields in their (up to 200,000) devices. False for slices read from elsewhere.
     slices_as_built: bool = False
+    image_pull_seconds: float = DEFAULT_PULL_SECONDS  # how long a node takes to pull an image it lacks
 
     @property
     def device_count(self) -> int:
