@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "drawb.commands.preview",
     "drawb.commands.capacity",
     "drawb.commands.migrate",
+    "drawb.commands.convert",
     "drawb.commands.manifests",
     "drawb.commands.why",
     "drawb.commands.map",

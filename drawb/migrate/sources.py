@@ -26,17 +26,20 @@ class Source:
     relative: str | None = None  # where it goes under --out
 
 
-def _read(path: Path, shown: str) -> str:
+def _read(path: Path, shown: str, newline: str | None) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline=newline) as handle:
+            return handle.read()
     except UnicodeDecodeError as exc:
         raise ManifestNotYaml(f"{shown}: not YAML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ManifestNotFound(f"{shown}: cannot read it: {exc.strerror}") from None
 
 
-def read_paths(paths: list[str], stdin_text: str | None = None) -> list[Source]:
-    """The manifests at ``paths`` (files, folders searched for *.yaml and *.yml, ``-`` for standard input)."""
+def read_paths(paths: list[str], stdin_text: str | None = None, keep_line_breaks: bool = False) -> list[Source]:
+    """The manifests at ``paths`` (files, folders searched for *.yaml and *.yml, ``-`` for standard input);
+    with ``keep_line_breaks``, a file's ``\\r\\n`` stays as written (else every line break reads as ``\\n``)."""
+    newline = "" if keep_line_breaks else None
     sources: list[Source] = []
     for raw in paths:
         if raw == "-":
@@ -48,9 +51,9 @@ def read_paths(paths: list[str], stdin_text: str | None = None) -> list[Source]:
             files = sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file())
             if not files:
                 raise ManifestNotFound(f"{raw}: no *.yaml or *.yml files in this folder")
-            sources += [Source(str(p), _read(p, str(p)), p, str(p.relative_to(path))) for p in files]
+            sources += [Source(str(p), _read(p, str(p), newline), p, str(p.relative_to(path))) for p in files]
         elif path.is_file():
-            sources.append(Source(str(path), _read(path, str(path)), path, path.name))
+            sources.append(Source(str(path), _read(path, str(path), newline), path, path.name))
         else:
             raise ManifestNotFound(f"{raw}: no such file or folder", hint="give manifest files, folders, or - for "
                                    "standard input")

@@ -22,7 +22,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("commands", ("drawb.commands",)),
     # drawb.build is the claim builder's model: it predicts with the scheduler's view, and only the
     # notebook's claim builder uses it.
-    ("workflows", ("drawb.check", "drawb.doctor", "drawb.migrate", "drawb.snapshot", "drawb.map", "drawb.build")),
+    ("workflows", ("drawb.check", "drawb.doctor", "drawb.migrate", "drawb.convert", "drawb.snapshot", "drawb.map",
+                   "drawb.build")),
     ("the scheduler's view", ("drawb.plan", "drawb.explain")),
     ("session", ("drawb.session",)),
     ("cluster access", ("drawb.cluster",)),
