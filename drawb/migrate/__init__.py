@@ -1,7 +1,8 @@
 """``migrate``: move workloads off ``nvidia.com/gpu`` and ``nvidia.com/mig-*`` extended resources.
 
-For each workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob) that asks
-for them, drawb writes the claims road (a ResourceClaimTemplate per claim and the workload with
+For each workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, and the ML
+custom resources of ``drawb.api.workloads``: PyTorchJob, TFJob, MPIJob, JobSet, LeaderWorkerSet, RayCluster,
+RayJob) that asks for them, drawb writes the claims road (a ResourceClaimTemplate per claim and the workload with
 ``resourceClaims`` and container ``claims`` in place of the limits, every other line as it was)
 and checks the extended-resource road (DRAExtendedResource and a DeviceClass with the matching
 ``extendedResourceName``), each against the cluster: gate, classes, and whether the devices are
@@ -44,11 +45,17 @@ def migrate(sources: list[Source], cluster: Cluster | None = None, namespace: st
         result.notes += [f"{d.workload.label}: {n}" for n in d.plan.notes]
         if d.workload.other_nvidia:
             result.notes.append(f"{d.workload.label}: left as they are: {', '.join(d.workload.other_nvidia)}")
+        pods = d.workload.asking_pods()
+        if len(pods) > 1:
+            result.notes.append(f"{d.workload.label}: the roads below are checked for its {pods[0]!r} pods; "
+                                f"{', '.join(repr(p) for p in pods[1:])} ask too")
         if d.workload.kind == "Pod":
             result.notes.append(f"{d.workload.label}: a pod's spec cannot change; delete the pod and create it from "
                                 "the rewritten manifest")
     if cluster is not None and result.workloads():
         result.facts = read_facts(cluster, namespace)
         for f, i, d in result.workloads():
-            result.roads[(f.source.name, i)] = assess(result.facts, d.workload, d.plan, pod_spec(d.parsed, d.workload.pod_spec_path) or {})
+            first = d.workload.asking_pods()[0]
+            result.roads[(f.source.name, i)] = assess(result.facts, d.workload.only(first), d.plan.only(first),
+                                                      pod_spec(d.parsed, d.workload.pods[first]) or {})
     return result

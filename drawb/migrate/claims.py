@@ -23,6 +23,7 @@ class ClaimPlan:
     template: str  # the ResourceClaimTemplate's name
     requests: tuple[tuple[Device, int], ...]
     containers: tuple[str, ...]  # the containers that name it
+    pod: str = ""  # the pod template whose containers name it ("" for a kind with one)
 
     def device_count(self) -> int:
         """How many devices the claim asks for."""
@@ -36,9 +37,13 @@ class Plan:
     claims: tuple[ClaimPlan, ...]
     notes: tuple[str, ...]
 
-    def entries_of(self, container: str) -> list[str]:
-        """The claim entries container ``container`` names."""
-        return [c.entry for c in self.claims if container in c.containers]
+    def entries_of(self, container: str, pod: str = "") -> list[str]:
+        """The claim entries container ``container`` (of pod template ``pod``) names."""
+        return [c.entry for c in self.claims if c.pod == pod and container in c.containers]
+
+    def only(self, pod: str) -> Plan:
+        """The claims of pod template ``pod`` alone."""
+        return Plan(tuple(c for c in self.claims if c.pod == pod), self.notes)
 
 
 def _label(text: str, limit: int = _LABEL_MAX) -> str:
@@ -69,16 +74,29 @@ def effective_devices(workload: Workload) -> dict[Device, int]:
 
 def plan_claims(workload: Workload) -> Plan:
     """One claim per container with legacy requests; a plain init container whose request equals an app
-    container's names that container's claim (it runs first, so the devices are the same ones)."""
+    container's names that container's claim (it runs first, so the devices are the same ones). A kind with
+    several pod templates (a PyTorchJob's Master and Worker) gets the claims of each, named after it."""
+    claims, notes = [], []
+    pods = workload.asking_pods()
+    for pod in pods:
+        owners, pod_notes = _owners([r for r in workload.requests if r.pod == pod])
+        notes += [f"{pod}: {n}" if pod else n for n in pod_notes]
+        for owner, names in owners.items():
+            entry = "gpu" if len(owners) == 1 else _label(f"{owner}-gpu")
+            parts = [workload.name, *([pod] if len(pods) > 1 else []), *([owner] if len(owners) > 1 else []), "gpu"]
+            asked = _asked([r for r in workload.requests if r.pod == pod and r.container == owner])
+            claims.append(ClaimPlan(entry, _label("-".join(parts), 253), asked, tuple(names), pod))
+    return Plan(tuple(claims), tuple(notes))
+
+
+def _owners(requests: list[LegacyRequest]) -> tuple[dict[str, list[str]], list[str]]:
+    """Of one pod's requests: the container whose claim it is -> every container naming it; and the notes."""
     by_container: dict[str, list[LegacyRequest]] = {}
-    for r in workload.requests:
+    for r in requests:
         by_container.setdefault(r.container, []).append(r)
     roles = {name: reqs[0].role for name, reqs in by_container.items()}
-    owners: dict[str, list[str]] = {}  # the container whose claim it is -> every container naming it
+    owners: dict[str, list[str]] = {name: [name] for name in by_container if roles[name] != "init"}
     notes = []
-    for name, reqs in by_container.items():
-        if roles[name] != "init":
-            owners.setdefault(name, []).append(name)
     for name, reqs in by_container.items():
         if roles[name] != "init":
             continue
@@ -91,13 +109,7 @@ def plan_claims(workload: Workload) -> Plan:
             owners[name] = [name]
             notes.append(f"init container '{name}' gets a claim of its own: its devices are held for the pod's "
                          "whole life, where the device plugin let the app containers reuse them")
-    single = len(owners) == 1
-    claims = []
-    for owner, names in owners.items():
-        entry = "gpu" if single else _label(f"{owner}-gpu")
-        template = _label(f"{workload.name}-gpu" if single else f"{workload.name}-{owner}-gpu", 253)
-        claims.append(ClaimPlan(entry, template, _asked(by_container[owner]), tuple(names)))
-    return Plan(tuple(claims), tuple(notes))
+    return owners, notes
 
 
 def claim_spec(claim: ClaimPlan) -> dict:

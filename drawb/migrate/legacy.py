@@ -13,22 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drawb.api.quantity import Quantity, QuantityError
+from drawb.api.workloads import BUILT_IN, CUSTOM, Path, pod_specs, workload_kind
 from drawb.migrate.errors import InvalidLegacyRequest, UnknownWorkloadKind
 
 GPU_RESOURCE = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
-
-# Where each workload kind keeps its pod spec.
-POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
-    "Pod": ("spec",),
-    "Deployment": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "ReplicaSet": ("spec", "template", "spec"),
-    "Job": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-}
-
 
 @dataclass(frozen=True)
 class Device:
@@ -79,6 +68,7 @@ class LegacyRequest:
     device: Device
     count: int
     line: int | None  # 1-based line of the limit in its document, where known
+    pod: str = ""  # the pod template it is in, for kinds with several (a PyTorchJob's ``Worker``)
 
 
 @dataclass
@@ -88,7 +78,7 @@ class Workload:
     kind: str
     name: str
     namespace: str | None
-    pod_spec_path: tuple[str, ...]
+    pods: dict[str, Path]  # pod template label ("" for a kind with one) -> the path of its pod spec
     requests: list[LegacyRequest] = field(default_factory=list)
     other_nvidia: list[str] = field(default_factory=list)  # nvidia.com/* names drawb leaves alone
 
@@ -96,6 +86,21 @@ class Workload:
     def label(self) -> str:
         """``Deployment/trainer``."""
         return f"{self.kind}/{self.name}"
+
+    @property
+    def pod_spec_path(self) -> Path:
+        """The path of the first pod spec that asks for legacy resources (of the first one, if none does)."""
+        asked = [r.pod for r in self.requests]
+        return self.pods[asked[0]] if asked else next(iter(self.pods.values()), ())
+
+    def asking_pods(self) -> list[str]:
+        """The labels of the pod templates with legacy requests, in manifest order."""
+        return list(dict.fromkeys(r.pod for r in self.requests))
+
+    def only(self, pod: str) -> Workload:
+        """This workload with the requests of pod template ``pod`` alone."""
+        return Workload(self.kind, self.name, self.namespace, {pod: self.pods[pod]},
+                        [r for r in self.requests if r.pod == pod], self.other_nvidia)
 
     def containers(self) -> list[str]:
         """The containers with legacy requests, in manifest order."""
@@ -133,7 +138,8 @@ def _count(value: Any, where: str, resource: str, container: str) -> int:
     return int(number)
 
 
-def _container_requests(container: Mapping, role: str, source: str, offset: int) -> tuple[list[LegacyRequest], list[str]]:
+def _container_requests(container: Mapping, role: str, source: str, offset: int,
+                        pod: str) -> tuple[list[LegacyRequest], list[str]]:
     name = str(container.get("name", "?"))
     resources = container.get("resources") or {}
     limits = resources.get("limits") or {}
@@ -144,7 +150,7 @@ def _container_requests(container: Mapping, role: str, source: str, offset: int)
             continue
         device = device_for(resource)
         if device is None:
-            others.append(f"{resource} (container {name})")
+            others.append(f"{resource} (container {name}{f' of {pod}' if pod else ''})")
             continue
         holder = limits if resource in limits else requests
         where = _at(source, _line(holder, resource, offset))
@@ -155,7 +161,7 @@ def _container_requests(container: Mapping, role: str, source: str, offset: int)
         if resource in requests and _count(requests[resource], where, resource, name) != count:
             raise InvalidLegacyRequest(f"{where}: container '{name}' has {resource} requests "
                                        f"{requests[resource]!r} but limits {limits[resource]!r} (they must be equal)")
-        found.append(LegacyRequest(name, role, device, count, _line(holder, resource, offset)))
+        found.append(LegacyRequest(name, role, device, count, _line(holder, resource, offset), pod))
     return found, others
 
 
@@ -168,11 +174,14 @@ def mentions_nvidia(node: Any) -> bool:
     return False
 
 
-def pod_spec(doc: Mapping, path: tuple[str, ...]) -> Mapping | None:
+def pod_spec(doc: Mapping, path: Path) -> Mapping | None:
     """The pod spec at ``path`` in ``doc``, or None where a level is missing."""
     node: Any = doc
     for key in path:
-        node = node.get(key) if isinstance(node, Mapping) else None
+        if isinstance(key, int):
+            node = node[key] if isinstance(node, list) and key < len(node) else None
+        else:
+            node = node.get(key) if isinstance(node, Mapping) else None
     return node if isinstance(node, Mapping) else None
 
 
@@ -186,28 +195,28 @@ def find_legacy(doc: Any, source: str, offset: int = 0) -> Workload | None:
         return None
     kind = str(doc.get("kind") or "")
     meta = doc.get("metadata") or {}
-    if kind not in POD_SPEC_PATHS:
+    if workload_kind(doc) is None:
         if mentions_nvidia(doc):
-            close = difflib.get_close_matches(kind, POD_SPEC_PATHS, n=1)
+            known = [*BUILT_IN, *CUSTOM]
+            close = difflib.get_close_matches(kind, known, n=1)
             raise UnknownWorkloadKind(
                 f"{_at(source, offset + 1)}: {kind or 'a document without kind'} "
                 f"'{meta.get('name', '?')}' asks for NVIDIA GPUs, but drawb does not know where a {kind or 'kind-less document'}"
                 " keeps its pods",
                 hint=(f"did you mean kind: {close[0]}? " if close else "")
-                + f"drawb migrates {', '.join(POD_SPEC_PATHS)}; nothing was written")
+                + f"drawb migrates {', '.join(known)}; nothing was written")
         return None
-    path = POD_SPEC_PATHS[kind]
-    workload = Workload(kind, str(meta.get("name", "")), meta.get("namespace"), path)
-    spec = pod_spec(doc, path)
-    if spec is None:
-        return workload
-    groups = [("init", c) for c in spec.get("initContainers") or []] + [("container", c) for c in spec.get("containers") or []]
-    for role, container in groups:
-        if not isinstance(container, Mapping):
-            continue
-        if role == "init" and container.get("restartPolicy") == "Always":
-            role = "sidecar"
-        found, others = _container_requests(container, role, source, offset)
-        workload.requests += found
-        workload.other_nvidia += others
+    pods = pod_specs(doc)
+    workload = Workload(kind, str(meta.get("name", "")), meta.get("namespace"), {p.label: p.path for p in pods})
+    for pod in pods:
+        groups = ([("init", c) for c in pod.spec.get("initContainers") or []]
+                  + [("container", c) for c in pod.spec.get("containers") or []])
+        for role, container in groups:
+            if not isinstance(container, Mapping):
+                continue
+            if role == "init" and container.get("restartPolicy") == "Always":
+                role = "sidecar"
+            found, others = _container_requests(container, role, source, offset, pod.label)
+            workload.requests += found
+            workload.other_nvidia += others
     return workload

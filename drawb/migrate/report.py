@@ -58,7 +58,8 @@ class Migration:
         """One row per rewritten workload."""
         rows = []
         for f, i, d in self.workloads():
-            asked = "; ".join(f"{r.device.resource}: {r.count} ({r.role} {r.container})" for r in d.workload.requests)
+            asked = "; ".join(f"{r.device.resource}: {r.count} ({r.role} {r.container}{f' of {r.pod}' if r.pod else ''})"
+                              for r in d.workload.requests)
             road = self.roads.get((f.source.name, i))
             rows.append({"source": f.source.name, "workload": d.workload.label, "legacy request": asked,
                          "claims road": road.claims if road else "", "extended-resource road": road.extended if road else "",

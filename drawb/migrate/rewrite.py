@@ -136,18 +136,19 @@ def _rewrite_container(container: CommentedMap, entries: list[str]) -> None:
 
 
 def rewrite_document(doc: CommentedMap, workload: Workload, plan: Plan) -> None:
-    """Edit ``doc`` in place: legacy limits out, the plan's claims in."""
-    spec = pod_spec(doc, workload.pod_spec_path)
-    for group in ("initContainers", "containers"):
-        for container in spec.get(group) or []:
-            entries = plan.entries_of(str(container.get("name")))
-            if entries:
-                _rewrite_container(container, entries)
-    claims = [{"name": c.entry, "resourceClaimTemplateName": c.template} for c in plan.claims]
-    if isinstance(spec.get("resourceClaims"), CommentedSeq):
-        extend_list(spec["resourceClaims"], [CommentedMap(c) for c in claims])
-    else:
-        append_key(spec, "resourceClaims", _seq(claims, spec.fa.flow_style()))
+    """Edit ``doc`` in place: legacy limits out, the plan's claims in (in each pod template that asks)."""
+    for pod in workload.asking_pods():
+        spec = pod_spec(doc, workload.pods[pod])
+        for group in ("initContainers", "containers"):
+            for container in spec.get(group) or []:
+                entries = plan.entries_of(str(container.get("name")), pod)
+                if entries:
+                    _rewrite_container(container, entries)
+        claims = [{"name": c.entry, "resourceClaimTemplateName": c.template} for c in plan.claims if c.pod == pod]
+        if isinstance(spec.get("resourceClaims"), CommentedSeq):
+            extend_list(spec["resourceClaims"], [CommentedMap(c) for c in claims])
+        else:
+            append_key(spec, "resourceClaims", _seq(claims, spec.fa.flow_style()))
 
 
 def _marker_and_body(text: str) -> tuple[str, str]:

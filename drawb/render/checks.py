@@ -12,19 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drawb.api import Quantity, QuantityError
+from drawb.api.workloads import dotted, pod_specs
 from drawb.render.errors import Issue
 
 # Fields of v1's ExactDeviceRequest that older (beta) manifests put directly under the request.
 _BETA_KEYS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
-_POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
-    "Pod": ("spec",),
-    "Job": ("spec", "template", "spec"),
-    "Deployment": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "ReplicaSet": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-}
 _CLAIM_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "ResourceClaim": ("spec",),
     "ResourceClaimTemplate": ("spec", "spec"),
@@ -465,7 +457,6 @@ def cross_reference_issues(docs: list[dict], world: World) -> list[Issue]:
         if kind in _CLAIM_SPEC_PATHS:
             path = _CLAIM_SPEC_PATHS[kind]
             checker.claim_spec(_dig(doc, path), ".".join(path))
-        if kind in _POD_SPEC_PATHS:
-            path = _POD_SPEC_PATHS[kind]
-            checker.pod_spec(_dig(doc, path), ".".join(path))
+        for pod in pod_specs(doc):
+            checker.pod_spec(pod.spec, dotted(pod.path))
     return checker.issues

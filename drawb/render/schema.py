@@ -11,6 +11,7 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
+from drawb.api.workloads import dotted, workload_kind
 from drawb.render.errors import Issue
 
 if TYPE_CHECKING:
@@ -97,16 +98,40 @@ def _message(err: jsonschema.ValidationError) -> str:
     return err.message
 
 
+@functools.lru_cache(maxsize=4)
+def built_in_groups(version: str) -> frozenset[str]:
+    """The API groups Kubernetes ``version`` serves by itself (``""`` is the core group)."""
+    defs = _kv().schema_contents(f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version)
+    return frozenset(gvk.get("group", "") for d in defs.get("$defs", {}).values()
+                     for gvk in d.get("x-kubernetes-group-version-kind") or [])
+
+
+def _unknown_kind(doc: dict, label: str, version: str) -> Issue:
+    """The finding for a kind without a schema: an error in a group Kubernetes serves itself (the API server
+    refuses it), else a warning: a custom resource, which only a cluster with its CRD serves."""
+    api_version, kind = str(doc.get("apiVersion")), str(doc.get("kind"))
+    what, minor = f"{api_version} {kind}", version[:-2]
+    workload = workload_kind(doc)
+    if workload is not None and workload.custom:
+        templates = ", ".join(dotted(p.path) for p in workload.pods)
+        return Issue("warning", label, "", f"CustomResource: {kind} ({api_version}) is a custom resource: the target "
+                     f"cluster must have {workload.installed_by} installed; drawb checks only its pod templates "
+                     f"({templates.replace('*', '<each>')})")
+    if api_version.rpartition("/")[0] not in built_in_groups(version):
+        return Issue("warning", label, "", f"UnknownKind: {what} is not part of Kubernetes {minor}: a custom resource "
+                     "the target cluster must have installed (its CRD); drawb does not check it")
+    newer = [v for v in _kv().all_versions() if _validator(v, api_version, kind)]
+    if newer:
+        return Issue("error", label, "", f"{what} is not in the API of Kubernetes {minor}; it is served from "
+                     f"{newer[0][:-2]} on")
+    return Issue("error", label, "", f"Kubernetes {minor} has no schema for {what}; check apiVersion and kind")
+
+
 def schema_issues(doc: dict, label: str, kubernetes_version: str) -> list[Issue]:
     """Problems with ``doc`` against the strict schema of its kind in ``kubernetes_version``."""
     version = schema_version(kubernetes_version)
     validator = _validator(version, str(doc.get("apiVersion")), str(doc.get("kind")))
     if validator is None:
-        what = f"{doc.get('apiVersion')} {doc.get('kind')}"
-        newer = [v for v in _kv().all_versions() if _validator(v, str(doc.get("apiVersion")), str(doc.get("kind")))]
-        if newer:
-            return [Issue("error", label, "", f"{what} is not in the API of Kubernetes {version[:-2]}; "
-                          f"it is served from {newer[0][:-2]} on")]
-        return [Issue("error", label, "", f"Kubernetes {version[:-2]} has no schema for {what}; check apiVersion and kind")]
+        return [_unknown_kind(doc, label, version)]
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     return [Issue("error", label, _path(e.absolute_path), _message(e), refused_by_server=True) for e in errors]

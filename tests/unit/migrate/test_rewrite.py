@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from drawb.api.workloads import pod_specs
 from drawb.migrate import migrate, read_paths, rewrite_sources
 from drawb.migrate.claims import effective_devices
-from drawb.migrate.legacy import POD_SPEC_PATHS, device_for, pod_spec
+from drawb.migrate.legacy import device_for
 from drawb.migrate.sources import Source
 from tests.conftest import DATA
 
 CORPUS = DATA / "migrate"
-FILES = sorted(CORPUS.glob("*.yaml"))
+FILES = sorted(CORPUS.glob("*.yaml")) + [DATA / "custom-kinds" / "legacy-ml-jobs.yaml"]  # and custom kinds
 LEGACY = re.compile(r"nvidia\.com/(gpu|mig-[\w.+-]+)[\"']?\s*:")
 EMPTIED = re.compile(r"^\s*(limits|requests):\s*(#.*)?$")
 
@@ -81,11 +82,10 @@ def test_every_container_gets_claims_of_the_same_count_and_kind(path):
     after = [d for d in yaml.safe_load_all(_one(path).new_text) if d]
     templates = {d["metadata"]["name"]: d for d in after if d["kind"] == "ResourceClaimTemplate"}
     workloads = {(d["kind"], d["metadata"]["name"]): d for d in after if d["kind"] != "ResourceClaimTemplate"}
-    for doc in before:
-        if doc["kind"] not in POD_SPEC_PATHS:
-            continue
-        spec = pod_spec(doc, POD_SPEC_PATHS[doc["kind"]])
-        new_spec = pod_spec(workloads[(doc["kind"], doc["metadata"]["name"])], POD_SPEC_PATHS[doc["kind"]])
+    pods = [(pod.spec, new_pod.spec) for doc in before
+            for pod, new_pod in zip(pod_specs(doc), pod_specs(workloads[(doc["kind"], doc["metadata"]["name"])]))]
+    assert pods, "no workload"
+    for spec, new_spec in pods:
         assert not _legacy_counts(new_spec), "a legacy limit is left"
         entries = {e["name"]: templates[e["resourceClaimTemplateName"]] for e in new_spec.get("resourceClaims", [])}
         containers = {c["name"]: c for g in ("initContainers", "containers") for c in new_spec.get(g) or []}
@@ -158,3 +158,18 @@ def test_other_nvidia_resources_are_named_and_left():
     result = migrate([Source("p.yaml", text)])
     assert "nvidia.com/gpu.shared: 1" in result.files[0].new_text
     assert any("nvidia.com/gpu.shared (container a)" in n for n in result.notes)
+
+
+def test_custom_kinds_get_claims_per_pod_template():
+    pytorch, jobset, ray = _one(DATA / "custom-kinds" / "legacy-ml-jobs.yaml").documents
+    assert [(c.pod, c.template, c.containers) for c in pytorch.plan.claims] == [
+        ("Master", "ddp-master-gpu", ("pytorch",)), ("Worker", "ddp-worker-gpu", ("pytorch", "warmup"))]
+    assert pytorch.plan.notes == ("Worker: init container 'warmup' shares the claim of container 'pytorch' (it runs "
+                                  "before it, and the legacy pod reused the same devices)",)
+    assert [(c.pod, c.template) for c in jobset.plan.claims] == [("trial", "sweep-gpu")]
+    assert [(c.pod, c.template) for c in ray.plan.claims] == [("gpu-workers", "ray-gpu")]
+    new = yaml.safe_load_all(_one(DATA / "custom-kinds" / "legacy-ml-jobs.yaml").new_text)
+    job = next(d for d in new if d["kind"] == "PyTorchJob")
+    worker = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "ddp-worker-gpu"}]
+    assert worker["containers"][0]["resources"] == {"limits": {"memory": "64Gi"}, "claims": [{"name": "gpu"}]}
