@@ -19,6 +19,14 @@ class PodNotFound(DrawbError):
     """No pod of that name in the namespace."""
 
 
+class ContainerNotChosen(DrawbError):
+    """A pod of several containers and no container named, or a name the pod has no container of."""
+
+
+class PodNotStarted(DrawbError):
+    """The container did not start within the time ``logs`` waits."""
+
+
 @dataclass
 class PodLog:
     """A container's log lines; shows as plain text, under a note when a simulated node printed them."""
@@ -44,18 +52,55 @@ def logs(session: Session, args, cell) -> PodLog:
 
     cluster = session.cluster
     namespace = args.namespace or session.namespace
-    if cluster.get("Pod", args.pod, namespace) is None:
+    pod = cluster.get("Pod", args.pod, namespace)
+    if pod is None:
         raise PodNotFound(f"no pod '{args.pod}' in namespace '{namespace}'", hint=f"`{PROG} pods` lists them")
+    container = _container(pod, args.container)
 
     def started() -> list[str] | None:
-        lines = list(cluster.logs(args.pod, namespace, args.container))
-        return lines if lines or _has_started(cluster.get("Pod", args.pod, namespace), args.container) else None
+        lines = list(cluster.logs(args.pod, namespace, container))
+        return lines if lines or _has_started(cluster.get("Pod", args.pod, namespace), container) else None
 
-    lines = wait_until(cluster, started, timeout=args.timeout, what=f"pod {args.pod} to start")
+    try:
+        lines = wait_until(cluster, started, timeout=args.timeout, what=f"pod {args.pod} to start")
+    except TimeoutError:
+        now = cluster.get("Pod", args.pod, namespace) or pod
+        waiting = _waiting_reason(now, container)
+        raise PodNotStarted(f"container {container} of pod {args.pod} did not start within {args.timeout:g} s"
+                            + (f" (waiting: {waiting})" if waiting else ""),
+                            hint=f"`{PROG} why {args.pod} -n {namespace}` and `{PROG} events {args.pod} -n {namespace}` "
+                                 "say what holds it; --timeout waits longer") from None
     if args.follow:
-        lines = list(cluster.logs(args.pod, namespace, args.container, follow=True))
+        lines = list(cluster.logs(args.pod, namespace, container, follow=True))
     simulated = cluster.description if cluster.description.startswith("simulated") else None
     return PodLog(args.pod, lines, simulated)
+
+
+def _container(pod: dict, wanted: str | None) -> str:
+    """The container whose log to read: the one named, or the pod's only one; as the API server answers
+    otherwise (at once, not after waiting for the pod to start)."""
+    name = pod["metadata"]["name"]
+    spec = pod.get("spec") or {}
+    containers = [c["name"] for c in spec.get("containers") or ()]
+    others = [c["name"] for key in ("initContainers", "ephemeralContainers") for c in spec.get(key) or ()]
+    if wanted is None:
+        if len(containers) == 1:
+            return containers[0]
+        inits = [c["name"] for c in spec.get("initContainers") or ()]
+        raise ContainerNotChosen(f"a container name must be specified for pod {name}, choose one of: "
+                                 f"[{' '.join(containers)}]"
+                                 + (f" or one of the init containers: [{' '.join(inits)}]" if inits else ""),
+                                 hint=f"`{PROG} logs {name} -c {containers[0]}`" if containers else None)
+    if wanted not in containers + others:
+        raise ContainerNotChosen(f"container {wanted} is not valid for pod {name}",
+                                 hint=f"choose one of: {', '.join(containers + others)}")
+    return wanted
+
+
+def _waiting_reason(pod: dict, container: str) -> str:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    state = next((s.get("state") or {} for s in statuses if s.get("name") == container), {})
+    return (state.get("waiting") or {}).get("reason", "")
 
 
 def _has_started(pod: dict | None, container: str | None) -> bool:

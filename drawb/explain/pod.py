@@ -19,6 +19,7 @@ from drawb.explain import result as r
 from drawb.explain.devices import DEVICE_STAGES, Drop
 from drawb.explain.errors import InOtherNamespace, ObjectNotFound, PodHasNoClaims
 from drawb.explain.funnel import EXAMPLES, Funnel, compute, drop_count, drops_at
+from drawb.explain.ran import NOT_RECORDED, claim_fates, ended_text, has_ended, progress_text, recorded_devices
 from drawb.explain.result import Explanation, Remedy, RequestReport, StageCount
 from drawb.explain.state import ClusterState, allocation_of, meta, name_of, namespace_of, results_of
 
@@ -67,6 +68,9 @@ def explain_pod(state: ClusterState, namespace: str, name: str) -> Explanation:
                              hint="`{prog} events " + name + f" -n {namespace}` shows what the scheduler said")
     out = _base(state, target)
     out.scheduler = _scheduler_says(state, pod)
+    if has_ended(pod):
+        return _ended(state, out, pod)
+    node_name = (pod.get("spec") or {}).get("nodeName")
     statuses = {s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
     claims = []
     for entry in entries:
@@ -81,6 +85,11 @@ def explain_pod(state: ClusterState, namespace: str, name: str) -> Explanation:
         if not claim_name:
             return _done(out, r.INVALID, f"pod entry {entry.get('name')!r} names neither a claim nor a template")
         claim = state.claim(namespace, claim_name)
+        if claim is None and node_name:
+            out.cited.append(f"ResourceClaim {namespace}/{claim_name}")
+            return _done(out, r.CLAIM_MISSING, f"{progress_text(pod, node_name)}; but its entry {entry.get('name')!r} "
+                         f"names ResourceClaim {claim_name}, which no longer exists in namespace {namespace} (a claim "
+                         "reserved for a pod keeps its finalizer until the pod ends: was it removed by hand?)")
         if claim is None:
             out.cited.append(f"ResourceClaim {namespace}/{claim_name}")
             out.scheduler = out.scheduler or PRE_ENQUEUE
@@ -107,10 +116,9 @@ def explain_pod(state: ClusterState, namespace: str, name: str) -> Explanation:
         if allocation_of(claim) and len(reserved) >= RESERVED_FOR_MAX and not _reserved_for(claim, pod):
             return _done(out, r.CLAIM_IN_USE, f"claim {name_of(claim)} is reserved by {len(reserved)} pods, the most "
                          "a claim can be (the scheduler: resourceclaim in use)")
-    node_name = (pod.get("spec") or {}).get("nodeName")
     if not pending:
         if node_name:
-            return _allocated(state, out, claims, f"the pod runs on node {node_name} with its claims allocated")
+            return _allocated(state, out, claims, progress_text(pod, node_name))
         if all(_reserved_for(c, pod) for c in claims):
             binding = any(res.get("bindingConditions") for c in claims for res in results_of(c))
             text = ("its claims are allocated and reserved for it, and the scheduler has not bound it to a node yet"
@@ -156,7 +164,11 @@ def _done(out: Explanation, state: str, summary: str, remedies: list[Remedy] | N
 
 
 def _scheduler_says(state: ClusterState, pod: Mapping[str, Any]) -> str:
-    """The PodScheduled=False condition (the full message), else the newest FailedScheduling event."""
+    """For a bound pod the scheduler's Scheduled event; else the PodScheduled=False condition (the full
+    message), else the newest FailedScheduling event."""
+    if (pod.get("spec") or {}).get("nodeName"):
+        bound = [e for e in state.pod_events(pod) if e.get("reason") == "Scheduled"]
+        return bound[-1].get("message", "") if bound else ""
     for cond in (pod.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
             return f"{cond.get('reason', '')}: {cond.get('message', '')}"
@@ -562,25 +574,51 @@ def _preemption_note(state: ClusterState, pod: Mapping[str, Any], funnel: Funnel
 _SHOWN_ATTRIBUTES = ("productName", "uuid", "index", "profile", "resource.kubernetes.io/pcieRoot", "parentUUID")
 
 
-def _allocated(state: ClusterState, out: Explanation, claims: list[dict], summary: str) -> Explanation:
+def _device_rows(state: ClusterState, held: list[tuple[str, tuple[str, str, str]]]) -> list[r.AllocatedDevice]:
+    """(claim/request, (driver, pool, device)) as rows: the device's node and its telling attributes."""
+    wanted = {device_id for _, device_id in held}
     devices_by_id = {}
     for rs in state.slices:
         spec = rs.get("spec") or {}
         for device in spec.get("devices") or []:
-            devices_by_id[(spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), device.get("name", ""))] = (
-                spec.get("nodeName") or "", device)
-    for claim in claims:
-        for result in results_of(claim):
-            device_id = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
-            node, device = devices_by_id.get(device_id, ("", {}))
-            attributes = device.get("attributes") or {}
-            shown = {}
-            for key in _SHOWN_ATTRIBUTES:
-                value = attributes.get(key) or attributes.get(f"{device_id[0]}/{key}")
-                if value:
-                    shown[key] = next(iter(value.values()))
-            out.devices.append(r.AllocatedDevice(f"{name_of(claim)}/{result.get('request', '')}",
-                                                 f"{device_id[1]}/{device_id[2]}", node, shown))
+            device_id = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), device.get("name", ""))
+            if device_id in wanted:
+                devices_by_id[device_id] = (spec.get("nodeName") or "", device)
+    rows = []
+    for label, device_id in held:
+        node, device = devices_by_id.get(device_id, ("", {}))
+        attributes = device.get("attributes") or {}
+        shown = {}
+        for key in _SHOWN_ATTRIBUTES:
+            value = attributes.get(key) or attributes.get(f"{device_id[0]}/{key}")
+            if value:
+                shown[key] = next(iter(value.values()))
+        rows.append(r.AllocatedDevice(label, f"{device_id[1]}/{device_id[2]}", node, shown))
+    return rows
+
+
+def _held(claims: list[dict]) -> list[tuple[str, tuple[str, str, str]]]:
+    return [(f"{name_of(claim)}/{result.get('request', '')}",
+             (result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
+            for claim in claims for result in results_of(claim)]
+
+
+def _ended(state: ClusterState, out: Explanation, pod: Mapping[str, Any]) -> Explanation:
+    """A pod that ended: where it ran, how it ended, what became of its claims, the devices still on record."""
+    namespace = namespace_of(pod)
+    fates = claim_fates(state, pod)
+    out.cited += [f"ResourceClaim {namespace}/{f.claim}" for f in fates if f.claim and state.claim(namespace, f.claim)]
+    out.notes += [f.text for f in fates]
+    held = _held([f.still_held for f in fates if f.still_held is not None])
+    held += [item for item in recorded_devices(pod) if item not in held]
+    out.devices = _device_rows(state, held)
+    if not out.devices:
+        out.notes.append(NOT_RECORDED)
+    return _done(out, r.ENDED, ended_text(pod))
+
+
+def _allocated(state: ClusterState, out: Explanation, claims: list[dict], summary: str) -> Explanation:
+    out.devices += _device_rows(state, _held(claims))
     out.notes.append("the scheduler's allocator takes, request by request, the first devices in pool and slice order "
                      "that pass the class and request selectors, are free, tolerated and fit the counters and "
                      "constraints; node order is the scheduler's scoring")

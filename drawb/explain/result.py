@@ -29,7 +29,8 @@ INVALID = "invalid-claim"  # the allocator refuses the claim (a scheduler error,
 RESERVED_ELSEWHERE = "reserved-by-another-pod"
 CLAIM_IN_USE = "claim-in-use"  # reservedFor is full
 BINDING = "allocated-not-bound"
-ALLOCATED = "allocated"
+ALLOCATED = "allocated"  # bound, or about to be: the claims allocated and reserved (the summary says running or starting)
+ENDED = "ended"  # Succeeded or Failed: where it ran, what became of its claims
 UNUSED = "not-used-by-a-pod"
 
 

@@ -11,6 +11,9 @@ controller manager; kwok nodes and the fake driver's node agent).
 from __future__ import annotations
 
 import re
+import time
+
+import pytest
 
 from drawb.cluster.protocol import Cluster
 from drawb.cluster.waiting import wait_until
@@ -224,6 +227,48 @@ def deleting_a_pod_frees_its_gpus(cluster: Cluster, ns: str) -> None:
     assert len(_devices(cluster, _claim(cluster, ns, "second"))) == 8
 
 
+def why_and_logs_answer_for_running_and_ended_pods(cluster: Cluster, ns: str) -> None:
+    from drawb.commands.registry import run_line
+    from drawb.commands.workloads import ContainerNotChosen
+    from drawb.explain import result as r
+    from drawb.session import Session
+
+    session = Session(_cluster=cluster)
+    duo = _pod("duo", ns, "single-gpu", ["sh", "-c", "nvidia-smi -L; sleep infinity"])
+    duo["spec"]["containers"].append({**duo["spec"]["containers"][0], "name": "second"})
+    cluster.apply([_template("single-gpu", ns), duo,
+                   _pod("once", ns, "single-gpu", ["nvidia-smi", "-L"], policy="Never")])
+    running = _wait(cluster, lambda: (p := _pod_now(cluster, ns, "duo")).get("status", {}).get("containerStatuses")
+                    and all("running" in c["state"] for c in p["status"]["containerStatuses"]) and p,
+                    "both containers of duo running")
+    node = running["spec"]["nodeName"]
+    [device] = _devices(cluster, _claim(cluster, ns, "duo"))
+    why = run_line(session, f"why duo -n {ns}")
+    assert why.state == r.ALLOCATED and why.summary.startswith(f"the pod runs on node {node} (Running since ")
+    assert "container ctr running since" in why.summary and "container second running since" in why.summary
+    assert why.scheduler == f"Successfully assigned {ns}/duo to {node}"
+    [shown] = why.devices
+    assert (shown.node, shown.attributes["uuid"]) == (node, _attr(device, "uuid"))
+    # several containers and none named: the API server's answer at once, not a wait for the pod to start
+    started = time.monotonic()
+    with pytest.raises(ContainerNotChosen, match=f"^a container name must be specified for pod duo, choose one of: "
+                                                  r"\[ctr second\]$"):
+        run_line(session, f"logs duo -n {ns}")
+    assert time.monotonic() - started < 5
+    assert run_line(session, f"logs duo -n {ns} -c second").lines[0].startswith("GPU 0: NVIDIA ")
+
+    ended = _phase(cluster, ns, "once", "Succeeded")
+    [claim] = [s["resourceClaimName"] for s in ended["status"]["resourceClaimStatuses"]]
+    _wait(cluster, lambda: cluster.get("ResourceClaim", claim, ns) is None, "the ended pod's claim deleted")
+    why = run_line(session, f"why once -n {ns}")
+    assert why.state == r.ENDED and why.devices == []
+    assert why.summary.startswith(f"the pod ran on node {ended['spec']['nodeName']} and succeeded: container ctr "
+                                  "exited with code 0 (Completed) at ")
+    assert (f"claim {claim} (made from template single-gpu for this pod) was deleted by the resourceclaim controller "
+            "when the pod ended: its devices are free") in why.notes
+    assert not any("wait" in remedy.kind for remedy in why.remedies)
+
+
 CASES = [
     template_claim_is_made_for_the_pod,
     pod_runs_on_the_gpu_allocated_to_it,
@@ -235,4 +280,5 @@ CASES = [
     a_node_selector_narrows_the_nodes,
     a_missing_device_class_is_named,
     deleting_a_pod_frees_its_gpus,
+    why_and_logs_answer_for_running_and_ended_pods,
 ]

@@ -46,3 +46,33 @@ def test_events_of_one_pod(session):
     assert frame[["type", "reason", "object"]].values.tolist() == [["Normal", "Scheduled", "pod/check"],
                                                                     ["Normal", "Pulling", "pod/check"]]
     assert frame["source"].tolist() == ["default-scheduler-simulated", "a100-sxm-node-01-simulated"]
+
+
+def test_logs_of_a_pod_of_several_containers_names_them_at_once(session):
+    from drawb.commands.workloads import ContainerNotChosen
+
+    duo = _pod("duo")
+    duo["spec"]["containers"].append({**duo["spec"]["containers"][0], "name": "d"})
+    duo["spec"]["initContainers"] = [{"name": "setup", "image": "cuda", "command": ["true"]}]
+    session.cluster.apply([duo])
+    before = session.cluster.lifecycle.clock.now()
+    with pytest.raises(ContainerNotChosen, match=r"^a container name must be specified for pod duo, choose one of: "
+                                                 r"\[c d\] or one of the init containers: \[setup\]$") as err:
+        run_line(session, "logs duo")
+    assert err.value.render("drawb").endswith("Hint: `drawb logs duo -c c`")
+    with pytest.raises(ContainerNotChosen, match="^container e is not valid for pod duo$"):
+        run_line(session, "logs duo -c e")
+    assert session.cluster.lifecycle.clock.now() == before  # answered without waiting
+    assert run_line(session, "logs duo -c d --follow").lines[0].startswith("GPU 0: NVIDIA ")
+
+
+def test_logs_of_a_pod_that_never_starts_is_a_named_error_after_the_timeout(session):
+    from drawb.commands.workloads import PodNotStarted
+
+    stuck = _pod("stuck")
+    stuck["spec"]["nodeName"] = "hgx-h200-03"  # bound by hand: its claim is never allocated, the node never starts it
+    session.cluster.apply([stuck])
+    with pytest.raises(PodNotStarted, match=r"^container c of pod stuck did not start within 30 s "
+                                            r"\(waiting: ContainerCreating\)$") as err:
+        run_line(session, "logs stuck --timeout 30")
+    assert "`drawb why stuck -n default`" in err.value.render("drawb")
