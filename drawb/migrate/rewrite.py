@@ -1,9 +1,10 @@
-"""Rewrite manifests with ruamel's round trip: only the lines that change are touched.
+"""Rewrite manifests: only the lines that change are touched.
 
 A file is split into its YAML documents; a document without legacy requests is kept as its exact
-text, and a document with them is loaded, edited in place (legacy limits out, ``resources.claims``
-and ``spec.resourceClaims`` in) and dumped with the indentation it was written in. The
-ResourceClaimTemplates go in front of the workload that names them.
+text, and a document with them is edited as text (``drawb.migrate.edits``: legacy limits out,
+``resources.claims`` and ``spec.resourceClaims`` in, every other line byte for byte). The
+ResourceClaimTemplates, written in the document's indentation, go in front of the workload that
+names them.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from drawb.migrate.claims import Plan, claim_template, plan_claims
-from drawb.migrate.comments import append_key, extend_list, remove_key
+from drawb.migrate.edits import rewrite_text
 from drawb.migrate.errors import ManifestNotYaml
-from drawb.migrate.legacy import Workload, device_for, find_legacy, pod_spec
+from drawb.migrate.legacy import Workload, find_legacy
 
 _MARKER = re.compile(r"^---(\s|$)")
 _KEY_LINE = re.compile(r"^(\s*)((?:-\s+)*)([^\s#-][^:#]*):\s*(#.*)?$")
@@ -101,56 +101,6 @@ def parse_documents(text: str, source: str) -> list[tuple[Document, object]]:
     return [(Document(chunk, first), _parse(chunk, source, first)) for chunk, first in split_documents(text)]
 
 
-def _seq(items: list, flow: bool = False) -> CommentedSeq:
-    """A new sequence of maps, in flow style (``[{name: gpu}]``) where its parent is written so."""
-    seq = CommentedSeq()
-    for item in items:
-        entry = CommentedMap(item)
-        if flow:
-            entry.fa.set_flow_style()
-        seq.append(entry)
-    if flow:
-        seq.fa.set_flow_style()
-    return seq
-
-
-def _strip_legacy(resources: CommentedMap) -> None:
-    for section in ("limits", "requests"):
-        values = resources.get(section)
-        if not isinstance(values, CommentedMap):
-            continue
-        for name in [k for k in values if isinstance(k, str) and device_for(k) is not None]:
-            remove_key(values, name)
-        if not values:
-            remove_key(resources, section)
-
-
-def _rewrite_container(container: CommentedMap, entries: list[str]) -> None:
-    resources = container.get("resources")
-    _strip_legacy(resources)
-    claims = [{"name": e} for e in entries]
-    if isinstance(resources.get("claims"), CommentedSeq):
-        extend_list(resources["claims"], [CommentedMap(c) for c in claims])
-    else:
-        append_key(resources, "claims", _seq(claims, resources.fa.flow_style()))
-
-
-def rewrite_document(doc: CommentedMap, workload: Workload, plan: Plan) -> None:
-    """Edit ``doc`` in place: legacy limits out, the plan's claims in (in each pod template that asks)."""
-    for pod in workload.asking_pods():
-        spec = pod_spec(doc, workload.pods[pod])
-        for group in ("initContainers", "containers"):
-            for container in spec.get(group) or []:
-                entries = plan.entries_of(str(container.get("name")), pod)
-                if entries:
-                    _rewrite_container(container, entries)
-        claims = [{"name": c.entry, "resourceClaimTemplateName": c.template} for c in plan.claims if c.pod == pod]
-        if isinstance(spec.get("resourceClaims"), CommentedSeq):
-            extend_list(spec["resourceClaims"], [CommentedMap(c) for c in claims])
-        else:
-            append_key(spec, "resourceClaims", _seq(claims, spec.fa.flow_style()))
-
-
 def _marker_and_body(text: str) -> tuple[str, str]:
     lines = text.splitlines(keepends=True)
     if lines and _MARKER.match(lines[0]):
@@ -176,10 +126,11 @@ def migrate_document(document: Document, doc: object, source: str) -> Document:
     document.templates = [claim_template(c, workload.namespace) for c in document.plan.claims]
     marker, body = _marker_and_body(document.text)
     mapping, offset = guess_indent(body)
-    rewrite_document(doc, workload, document.plan)
-    templates = "".join(dump(t, mapping, offset) + "---\n" for t in document.templates)
-    text = marker + templates + dump(doc, mapping, offset)
-    document.new_text = text
+    new_body = rewrite_text(body, _yaml().compose(body), workload, document.plan)
+    eol = "\r\n" if "\r\n" in body else "\n"
+    templates = "".join(dump(t, mapping, offset) + "---\n" for t in document.templates).replace("\n", eol)
+    document.new_text = marker + templates + new_body
+    document.parsed = _parse(new_body, source, document.first_line + (1 if marker else 0))
     return document
 
 

@@ -16,6 +16,7 @@ from drawb.api.quantity import Quantity, QuantityError
 from drawb.cluster.protocol import Cluster, ClusterError
 from drawb.doctor.checks import GPU_DRIVER, device_plugin_gpus, server_minor
 from drawb.doctor.probes import OFF, ON, PROBES, UNKNOWN, run_probe
+from drawb.migrate.blockers import Blocker, excluded, no_fit
 from drawb.migrate.claims import Plan, claim_spec, effective_devices, mapping_class
 from drawb.migrate.legacy import Device, Workload
 from drawb.migrate.rewrite import plain
@@ -30,15 +31,14 @@ class Fit:
     nodes: tuple[str, ...]  # nodes where every claim fits
     of: int  # nodes with DRA devices that were tried
     error: str | None = None  # the allocator's (the scheduler's) message, when it refused the claims
+    blocker: Blocker | None = None  # what keeps the claims from every node now
 
     def describe(self) -> str:
         """``fits now on 3 of the 4 nodes it may run on (a, b, c)`` or why not."""
         if self.error:
             return f"no: {self.error}"
-        if not self.of:
-            return "no node with DRA devices admits the pod (node selector, affinity, taints)"
         if not self.nodes:
-            return f"no node has the devices free now (0 of the {self.of} nodes it may run on)"
+            return f"no: {self.blocker.text if self.blocker else 'no node to try'}"
         shown = ", ".join(self.nodes[:3]) + (f", +{len(self.nodes) - 3} more" if len(self.nodes) > 3 else "")
         return f"fits now on {len(self.nodes)} of the {self.of} nodes it may run on ({shown})"
 
@@ -150,19 +150,32 @@ def _fit(facts: ClusterFacts, pod_spec: Mapping, specs: list[dict], extra_classe
     for s in facts.slices:
         by_node.setdefault((s.get("spec") or {}).get("nodeName"), []).append(s)
     nodes = {n["metadata"]["name"]: n for n in facts.nodes}
-    names = sorted(n for n in by_node if n is not None and _admits(pod_spec, nodes.get(n)))
+    with_devices = sorted(n for n in by_node if n is not None)
+    names = [n for n in with_devices if _admits(pod_spec, nodes.get(n))]
     classes = [*facts.classes, *extra_classes]
-    fits = []
-    for name in names:
-        node = nodes.get(name) or {"metadata": {"name": name}}
-        try:
-            result = allocate(claims, node=node, slices=[*by_node[name], *by_node.get(None, [])], classes=classes,
-                              allocated=facts.allocated, kubernetes_version=facts.kubernetes_version)
-        except AllocationError as exc:
-            return Fit((), len(names), str(exc))
-        if result is not None:
-            fits.append(name)
-    return Fit(tuple(fits), len(names))
+
+    def fits(node: dict, allocated: list[dict]) -> bool:
+        name = node["metadata"]["name"]
+        return allocate(claims, node=node, slices=[*by_node[name], *by_node.get(None, [])], classes=classes,
+                        allocated=allocated, kubernetes_version=facts.kubernetes_version) is not None
+
+    pod = {"spec": plain(pod_spec)}
+    if not names:
+        none = Blocker("no node has DRA devices", "no node has DRA devices")
+        return Fit((), 0, blocker=excluded(pod, nodes, with_devices) if with_devices else none)
+    try:
+        found = tuple(n for n in names if fits(nodes.get(n) or {"metadata": {"name": n}}, facts.allocated))
+        if found:
+            return Fit(found, len(names))
+        others = [n for n in with_devices if n not in names]
+        return Fit((), len(names), blocker=no_fit(pod, nodes, names, others, facts.allocated,
+                                                           lambda n: _pools(by_node.get(n, [])), fits))
+    except AllocationError as exc:
+        return Fit((), len(names), str(exc))
+
+
+def _pools(slices: list[dict]) -> set[tuple[str, str]]:
+    return {((s.get("spec") or {}).get("driver"), ((s.get("spec") or {}).get("pool") or {}).get("name")) for s in slices}
 
 
 @dataclass(frozen=True)
@@ -208,6 +221,9 @@ def assess(facts: ClusterFacts, workload: Workload, plan: Plan, pod_spec: Mappin
         recommended = "extended resource: create the DeviceClass shown, the manifest stays as it is"
     elif plugin:
         recommended = f"keep the device plugin for now: {', '.join(plugin[:3])} offer {', '.join(d.resource for d in wanted)}"
+    elif missing:
+        recommended = f"claims: create DeviceClass {', '.join(missing)} (the NVIDIA DRA driver's chart does), then apply"
     else:
-        recommended = "claims: apply the rewritten manifests once devices are free"
+        blocker = claims_fit.blocker.short if claims_fit.blocker else f"the allocator refuses them: {claims_fit.error}"
+        recommended = f"claims: apply the rewritten manifests once this no longer holds: {blocker}"
     return Roads(claims, extended, recommended, to_create if facts.gate != OFF else ())

@@ -81,7 +81,7 @@ def test_every_rewritten_manifest_is_accepted_and_allocated_like_the_legacy_requ
     namespace = cp.create_namespace("migrate")
     started = time.monotonic()
     result = migrate(read_paths([str(CORPUS)]), kube, namespace)
-    assert len(result.workloads()) == 23
+    assert len(result.workloads()) == 26
 
     objects = [_in(namespace, o) for o in result.to_apply(namespace)]
     accepted = kube.apply(objects, dry_run=True)
@@ -119,7 +119,7 @@ def test_every_rewritten_manifest_is_accepted_and_allocated_like_the_legacy_requ
                       api.get(path_for("Event", namespace=namespace))["items"] if e["reason"] == "FailedScheduling"]
             raise AssertionError(f"not allocated: {sorted(pending)}; scheduler: {events[-5:]}") from None
         assert not mismatches
-        assert len(compared) == 23
+        assert len(compared) == 26
     finally:
         timings["migrate_corpus_s"] = time.monotonic() - started
         api.delete(path_for("Namespace", namespace))

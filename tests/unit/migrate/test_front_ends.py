@@ -22,13 +22,13 @@ def test_cli_exports_every_rewritten_file(tmp_path):
     out = tmp_path / "migrated"
     result = drawb("migrate", str(CORPUS), "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("migrate: 23 workload(s) with nvidia.com/gpu or nvidia.com/mig-* requests in 23 of "
-                                    "23 source(s); roads checked against simulated cluster 'default' "
+    assert result.stdout.startswith("migrate: 26 workload(s) with nvidia.com/gpu or nvidia.com/mig-* requests in 26 of "
+                                    "26 source(s); roads checked against simulated cluster 'default' "
                                     "(DRAExtendedResource off)")
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in CORPUS.glob("*.yaml"))
     docs = list(yaml.safe_load_all((out / "01-deployment-single-gpu.yaml").read_text()))
     assert [d["kind"] for d in docs] == ["ResourceClaimTemplate", "Deployment"]
-    assert result.stdout.count(" (migrated)\n") == 23
+    assert result.stdout.count(" (migrated)\n") == 26
 
 
 def test_cli_reads_standard_input_and_shows_the_roads():

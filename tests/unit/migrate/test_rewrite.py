@@ -53,6 +53,59 @@ def test_only_legacy_lines_go_and_the_others_stay_byte_for_byte(path):
     assert _subsequence(kept, new)
 
 
+NEW_LINE = re.compile(r"^\s*(claims:|resourceClaims:|(-\s+)?name: [a-z0-9-]+|resourceClaimTemplateName: [a-z0-9-]+)\r?\n$")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_workloads_get_the_claim_lines_alone(path):
+    """Beside the templates in front, every line the rewrite adds to a workload is a claim line, and every
+    line it changes is a flow collection that held a legacy request."""
+    result = _one(path)
+    for document in result.documents:
+        if not document.changed:
+            continue
+        template_lines = sum(len(t.splitlines()) for t in document.new_text.split("---\n")[:-1]) + len(document.templates)
+        old = document.text.splitlines(keepends=True)
+        new = document.new_text.splitlines(keepends=True)
+        new = new[:1] + new[1 + template_lines:] if old and old[0].startswith("---") else new[template_lines:]
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+            if tag == "insert":
+                assert all(NEW_LINE.match(line) for line in new[j1:j2]), new[j1:j2]
+            elif tag == "replace":
+                assert all(LEGACY.search(line) or EMPTIED.match(line) for line in old[i1:i2]), old[i1:i2]
+                assert all(NEW_LINE.match(line) or "claims: [" in line for line in new[j1:j2]), new[j1:j2]
+
+
+def test_real_world_shapes_keep_every_other_byte():
+    """A leading blank line, mixed indentation, comments between and after the limits, CRLF line ends, no
+    line break at the end: the rewritten text is the original with the legacy lines out and the claims in."""
+    text = ("\n# trainer\napiVersion: v1\nkind: Pod\nmetadata:\n    name: p   # indented 4\nspec:\n  containers:\n"
+            "    -   name: a\n        image: x\n        resources:\n          limits:\n            # the GPU\n"
+            "            nvidia.com/gpu: 1  # one\n            cpu: 1\n\n          # after the limits\n"
+            "  restartPolicy: Never")
+    [result] = rewrite_sources([Source("p.yaml", text)])
+    body = result.new_text.split("---\n")[-1]
+    assert body == ("\n# trainer\napiVersion: v1\nkind: Pod\nmetadata:\n    name: p   # indented 4\nspec:\n"
+                    "  containers:\n    -   name: a\n        image: x\n        resources:\n          limits:\n"
+                    "            # the GPU\n            cpu: 1\n          claims:\n            -   name: gpu\n\n"
+                    "          # after the limits\n  restartPolicy: Never\n  resourceClaims:\n    -   name: gpu\n"
+                    "        resourceClaimTemplateName: p-gpu")
+    [crlf] = rewrite_sources([Source("p.yaml", text.replace("\n", "\r\n") + "\r\n")])
+    assert crlf.new_text.split("---\r\n")[-1] == body.replace("\n", "\r\n") + "\r\n"
+    assert "\n" not in crlf.new_text.replace("\r\n", "")
+
+
+def test_an_emptied_limits_goes_and_existing_claim_lists_grow():
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims: [{name: net, resourceClaimName: nic}]\n"
+            "  containers:\n  - name: a\n    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: 2\n"
+            "      claims:\n      - name: net\n")
+    [result] = rewrite_sources([Source("p.yaml", text)])
+    assert result.new_text.split("---\n")[-1] == (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  resourceClaims: [{name: net, resourceClaimName: nic}, {name: gpu, resourceClaimTemplateName: p-gpu}]\n"
+        "  containers:\n  - name: a\n    image: x\n    resources:\n      claims:\n      - name: net\n      - name: gpu\n")
+
+
 def _subsequence(needles: list[str], hay: list[str]) -> bool:
     it = iter(hay)
     return all(any(line == h for h in it) for line in needles)
