@@ -29,6 +29,8 @@ class Session:
     snapshot: str | None = option(None, "a snapshot file (`snapshot save`) to replay in the simulated cluster")
     kubernetes_version: str = option(DEFAULT_KUBERNETES_VERSION, "Kubernetes version whose rules drawb checks against")
     template_dir: str | None = option(None, "a folder of your own manifest templates")
+    progress_bar: str = option("auto", "a progress bar on stderr when validate or apply runs over 2 s: auto (in a "
+                               "terminal or a notebook), always, or never")
     prog: str = "%dra"
     user_ns: dict = field(default_factory=dict, repr=False)
     progress: Callable[[str], None] | None = field(default=None, repr=False)  # where long commands report steps

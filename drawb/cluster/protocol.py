@@ -174,10 +174,12 @@ class Cluster(Protocol):
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """One object, or None when it does not exist."""
 
-    def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
+    def apply(self, objects: list[dict], *, dry_run: bool = False,
+              progress: Callable[[str, int, int], None] | None = None) -> list[dict]:
         """Server-side apply as field manager ``drawb``: every object is dry-run first, then all or none are written.
 
-        A ClusterError about one object carries its position in ``objects`` as ``index``."""
+        A ClusterError about one object carries its position in ``objects`` as ``index``; ``progress(step,
+        done, total)`` is told of each object of each step."""
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
         """Delete an object drawb created (refuses any other unless ``force_unmanaged``)."""

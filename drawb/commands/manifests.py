@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from drawb.cluster.protocol import KINDS, OTHER_KINDS, ClusterError, NotManagedByDrawb, kind_of
+from drawb.commands.progress import Progress, progress_bar
 from drawb.commands.registry import arg, command
 from drawb.errors import PROG, DrawbError, UsageError
 from drawb.session import Session
@@ -31,11 +32,12 @@ class InvalidManifests(DrawbError):
     hint = f"fix them (`{PROG} validate FILE` lists every finding); nothing was applied"
 
 
-def _sources(session: Session, paths: list[str], cell: str | None) -> list[rendering.Source]:
+def _sources(session: Session, paths: list[str], cell: str | None, progress: Progress) -> list[rendering.Source]:
     from drawb import render as rendering
 
     if cell is not None and cell.strip():
-        return rendering.read_sources([p for p in paths if p != "-"], None) + rendering.read_sources([], cell, "<cell>")
+        return (rendering.read_sources([p for p in paths if p != "-"], None, progress=progress)
+                + rendering.read_sources([], cell, "<cell>", progress=progress))
     if not paths:
         raise UsageError("name the manifests: files, folders, or - for standard input",
                          hint=f"e.g. `{PROG} validate pod.yaml`" + (", or %%dra validate with YAML in the cell"
@@ -45,21 +47,22 @@ def _sources(session: Session, paths: list[str], cell: str | None) -> list[rende
         if session.prog == "%dra":
             raise UsageError("- (standard input) is for the command line", hint="put the YAML in a %%dra cell instead")
         text = sys.stdin.read()
-    return rendering.read_sources(paths, text)
+    return rendering.read_sources(paths, text, progress=progress)
 
 
-def _check(session: Session, sources: list[rendering.Source], offline: bool, version: str | None):
+def _check(session: Session, sources: list[rendering.Source], offline: bool, version: str | None, progress: Progress):
     from drawb import render as rendering
 
     if offline:
         target_version = version or session.kubernetes_version
         return rendering.check_sources(sources, kubernetes_version=target_version,
-                                       target=f"Kubernetes {target_version} rules (no cluster)")
+                                       target=f"Kubernetes {target_version} rules (no cluster)", progress=progress)
     cluster = session.cluster
     target_version = version or cluster.server_version()
     return rendering.check_sources(sources, kubernetes_version=target_version, cluster=cluster,
                                    devices=session.devices(),
-                                   target=f"Kubernetes {target_version} and the {cluster.description}")
+                                   target=f"Kubernetes {target_version} and the {cluster.description}",
+                                   progress=progress)
 
 
 @command(
@@ -73,7 +76,8 @@ def _check(session: Session, sources: list[rendering.Source], offline: bool, ver
 )
 def validate(session: Session, args, cell) -> rendering.ValidationReport:
     """Every finding about the manifests; the CLI exits 1 when one is an error."""
-    return _check(session, _sources(session, args.paths, cell), args.offline, args.version)
+    with progress_bar(session, "validate") as bar:
+        return _check(session, _sources(session, args.paths, cell, bar), args.offline, args.version, bar)
 
 
 def _namespaced(kind: str) -> bool:
@@ -144,22 +148,23 @@ def apply(session: Session, args, cell) -> Applied:
     """Refuse invalid manifests, then apply through the connected cluster (everything is dry-run first)."""
     from drawb.render.rendered import answered_by
 
-    sources = _sources(session, [*args.files, *args.paths], cell)
-    report = _check(session, sources, False, None)
-    if report.errors:
-        lines = "\n".join(f"  - {f}" for f in report.errors)
-        raise InvalidManifests(f"{len(report.errors)} error(s) in the manifests:\n{lines}")
-    documents = [doc for source in sources for doc in source.documents]
-    if not documents:
-        raise UsageError("the manifests hold no documents", hint="check the files")
-    place_in_namespaces(documents, args.namespace, session.namespace)
-    cluster = session.cluster
-    try:
-        objects = cluster.apply(documents, dry_run=args.dry_run)  # the cluster dry-runs every object first
-    except ClusterError as exc:
-        if exc.index is not None:
-            exc.args = (f"{_document_at(sources, exc.index)} was refused: {exc}",)
-        raise
+    with progress_bar(session, "apply") as bar:
+        sources = _sources(session, [*args.files, *args.paths], cell, bar)
+        report = _check(session, sources, False, None, bar)
+        if report.errors:
+            lines = "\n".join(f"  - {f}" for f in report.errors)
+            raise InvalidManifests(f"{len(report.errors)} error(s) in the manifests:\n{lines}")
+        documents = [doc for source in sources for doc in source.documents]
+        if not documents:
+            raise UsageError("the manifests hold no documents", hint="check the files")
+        place_in_namespaces(documents, args.namespace, session.namespace)
+        cluster = session.cluster
+        try:
+            objects = cluster.apply(documents, dry_run=args.dry_run, progress=bar)  # every object is dry-run first
+        except ClusterError as exc:
+            if exc.index is not None:
+                exc.args = (f"{_document_at(sources, exc.index)} was refused: {exc}",)
+            raise
     status = f"{'dry run' if args.dry_run else 'applied'}: {len(objects)} object(s), accepted by {answered_by(cluster)}"
     return Applied(status, objects, [str(f) for f in report.warnings])
 

@@ -30,7 +30,7 @@ from drawb.render.params import CheckContext, Param, SelectorCompiler, check_val
 from drawb.render.rendered import Rendered
 from drawb.render.report import Finding, ValidationReport
 from drawb.render.schema import schema_issues
-from drawb.render.sources import ManifestFileError, Source, read_sources
+from drawb.render.sources import ManifestFileError, Progress, Source, read_sources
 
 __all__ = [
     "DEFAULT_KUBERNETES_VERSION",
@@ -90,10 +90,14 @@ def validate_documents(
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
     cluster: Any = None,
     compile_selector: SelectorCompiler | None = None,
+    progress: Progress | None = None,
 ) -> list[Issue]:
-    """Schema and cross-reference findings for ``documents`` (errors and warnings); raises nothing."""
+    """Schema and cross-reference findings for ``documents`` (errors and warnings); raises nothing.
+    ``progress(step, done, total)`` is told of each document."""
     issues: list[Issue] = []
-    for doc in documents:
+    for done, doc in enumerate(documents, 1):
+        if progress:
+            progress("checking", done, len(documents))
         issues += schema_issues(doc, label(doc), kubernetes_version)
     world = World(
         kubernetes_version=kubernetes_version,
@@ -111,22 +115,25 @@ def check_sources(
     cluster: Any = None,
     devices: Any = None,
     target: str | None = None,
+    progress: Progress | None = None,
 ) -> ValidationReport:
     """drawb's whole validation of the user's files, together (a pod in one file may use a template of another):
     schema, cross-references, and with a ``cluster`` its DeviceClasses and, given its ``devices`` frame,
-    whether each request's selectors name real attributes, match devices and fit one node."""
+    whether each request's selectors name real attributes, match devices and fit one node; ``progress(step,
+    done, total)`` is told of each document."""
     documents = [doc for source in sources for doc in source.documents]
     origin: dict[str, str] = {}
     for source in sources:
         for doc in source.documents:
             origin.setdefault(label(doc), source.name)
-    issues = validate_documents(documents, kubernetes_version=kubernetes_version, cluster=cluster)
+    issues = validate_documents(documents, kubernetes_version=kubernetes_version, cluster=cluster, progress=progress)
     if devices is not None and cluster is not None:
         from drawb.render.fit import device_fit_issues
 
         classes = {**_cluster_classes(cluster), **{(d.get("metadata") or {}).get("name"): d for d in documents
                                                    if d.get("kind") == "DeviceClass"}}
-        issues += device_fit_issues(documents, devices, classes, kubernetes_version=kubernetes_version)
+        issues += device_fit_issues(documents, devices, classes, kubernetes_version=kubernetes_version,
+                                    progress=progress)
     findings = [Finding(s.name, p) for s in sources for p in s.problems]
     findings += [Finding(origin.get(i.document, "?"), i) for i in issues]
     return ValidationReport(len(sources), len(documents), target or f"Kubernetes {kubernetes_version}", findings)

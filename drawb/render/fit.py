@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pandas as pd
@@ -96,16 +96,20 @@ def device_fit_issues(
     classes: Mapping[str, Mapping[str, Any]],
     *,
     kubernetes_version: str,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> list[Issue]:
     """Warnings for requests of ``documents``' claims and claim templates that no device of ``frame`` can serve.
 
-    ``classes`` are the DeviceClasses by name (the cluster's, with the documents' own over them).
+    ``classes`` are the DeviceClasses by name (the cluster's, with the documents' own over them);
+    ``progress(step, done, total)`` is told of each document.
     """
     from drawb.cel import CELCompileError, select
     from drawb.cel.frames import class_selector_expressions
 
     issues: list[Issue] = []
-    for doc in documents:
+    for done, doc in enumerate(documents, 1):
+        if progress:
+            progress("matching devices", done, len(documents))
         path = _CLAIM_SPEC.get(doc.get("kind"))
         if path is None:
             continue

@@ -6,6 +6,7 @@ checked; ``kind: List`` documents (``kubectl get -o yaml``) are read as their it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import yaml
 from drawb.render.errors import Issue, RenderError
 
 SUFFIXES = (".yaml", ".yml", ".json")
+Progress = Callable[[str, int, int], None]  # (step, done, total): told as a long read goes on
 
 
 class ManifestFileError(RenderError):
@@ -44,11 +46,18 @@ def _files(path: str) -> list[Path]:
     return [target]
 
 
-def parse_text(name: str, text: str) -> Source:
-    """The documents of multi-document YAML ``text``; a syntax error becomes a problem naming line and column."""
+def parse_text(name: str, text: str, progress: Progress | None = None) -> Source:
+    """The documents of multi-document YAML ``text``; a syntax error becomes a problem naming line and column.
+    ``progress(step, done, total)`` is told of each document (the total counted from the ``---`` lines)."""
     source = Source(name)
+    total = text.count("\n---") + 1
+    raw = []
     try:
-        raw = [d for d in yaml.safe_load_all(text) if d is not None]
+        for doc in yaml.safe_load_all(text):
+            if doc is not None:
+                raw.append(doc)
+            if progress:
+                progress(f"reading {name}", min(len(raw), total), total)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
@@ -70,12 +79,13 @@ def parse_text(name: str, text: str) -> Source:
     return source
 
 
-def read_sources(paths: list[str], text: str | None = None, text_name: str = "<stdin>") -> list[Source]:
+def read_sources(paths: list[str], text: str | None = None, text_name: str = "<stdin>",
+                 progress: Progress | None = None) -> list[Source]:
     """Every file of ``paths`` (``-`` is ``text``, a folder is its YAML files), read in order."""
     sources = []
     for path in paths:
         if path == "-":
-            sources.append(parse_text(text_name, text or ""))
+            sources.append(parse_text(text_name, text or "", progress))
             continue
         for file in _files(path):
             try:
@@ -83,7 +93,7 @@ def read_sources(paths: list[str], text: str | None = None, text_name: str = "<s
             except (OSError, UnicodeDecodeError) as exc:
                 sources.append(Source(str(file), problems=[Issue("error", str(file), "", f"cannot be read: {exc}")]))
                 continue
-            sources.append(parse_text(str(file), content))
+            sources.append(parse_text(str(file), content, progress))
     if not paths and text is not None:
-        sources.append(parse_text(text_name, text))
+        sources.append(parse_text(text_name, text, progress))
     return sources

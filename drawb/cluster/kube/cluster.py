@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
@@ -102,15 +102,18 @@ class KubeCluster:
         path = self._path(kind, meta.get("namespace") or self._default_ns(kind), meta["name"])
         return request(self.client, "PATCH", path, query=query, body=obj, content_type="application/apply-patch+yaml")
 
-    def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
+    def apply(self, objects: list[dict], *, dry_run: bool = False,
+              progress: Callable[[str, int, int], None] | None = None) -> list[dict]:
         """Server-side apply: every object is dry-run first, and a failure undoes what this call created.
 
         Per object: one GET (is it drawb's? does it exist?), one dry-run PATCH, and unless ``dry_run``
-        one PATCH.
+        one PATCH; ``progress(step, done, total)`` is told of each.
         """
+        step = progress or (lambda what, done, total: None)
         labelled = [with_managed_label(o) for o in objects]
         existed = []
         for index, obj in enumerate(labelled):
+            step("reading what exists", index + 1, len(labelled))
             with about_object(index):
                 existing = self.get(obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
                 if existing is not None and not is_managed(existing):
@@ -125,6 +128,7 @@ class KubeCluster:
                           if o.get("kind") == "Namespace" and not was_there}
         checked = []
         for index, obj in enumerate(labelled):
+            step("dry run", index + 1, len(labelled))
             with about_object(index):
                 checked.append(obj if obj["metadata"].get("namespace") in new_namespaces
                                else self._apply_one(obj, dry_run=True))
@@ -134,6 +138,7 @@ class KubeCluster:
         applied = []
         try:
             for index, (obj, was_there) in enumerate(zip(labelled, existed)):
+                step("applying", index + 1, len(labelled))
                 with about_object(index):
                     applied.append(self._apply_one(obj, dry_run=False))
                 if not was_there:

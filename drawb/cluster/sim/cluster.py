@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import gc
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from drawb.api.gates import effective_gates
 from drawb.collector import collector_paused
@@ -188,18 +188,25 @@ class SimCluster:
         self.lifecycle.catch_up()
         return self._objects.get((kind, ns, name))
 
-    def apply(self, objects: list[dict], *, dry_run: bool = False) -> list[dict]:
+    def apply(self, objects: list[dict], *, dry_run: bool = False,
+              progress: Callable[[str, int, int], None] | None = None) -> list[dict]:
         """Store labelled copies of ``objects``, checked as the API server checks them; all are checked
-        first, so none is half-applied. A Namespace among them counts as existing for the objects after it."""
+        first, so none is half-applied. A Namespace among them counts as existing for the objects after it.
+        ``progress(step, done, total)`` is told of each object."""
+        step = progress or (lambda what, done, total: None)
         prepared = []
         new_namespaces: dict[str, dict] = {}
         for index, obj in enumerate(objects):
+            step("dry run", index + 1, len(objects))
             with about_object(index):
                 prepared.append(self._prepared(obj, new_namespaces))
         if dry_run:
             return prepared
         self.lifecycle.catch_up()
-        stored = [self._store(obj) for obj in prepared]
+        stored = []
+        for index, obj in enumerate(prepared):
+            step("applying", index + 1, len(prepared))
+            stored.append(self._store(obj))
         self.lifecycle.catch_up()
         return [copy.deepcopy(obj) for obj in stored]
 
