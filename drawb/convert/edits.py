@@ -120,11 +120,34 @@ def _entry_text(text: str, key: Node, value: Node) -> str:
     return text[key.start_mark.index:max(value.end_mark.index, key.end_mark.index)]
 
 
-def _flow_mapping(text: str, mapping: MappingNode, parts: list[str]) -> Edit:
-    """Write flow ``mapping`` again with ``parts`` (each ``key: value`` text), spaced as it was."""
-    original = text[mapping.start_mark.index:mapping.end_mark.index]
-    pad = " " if original.startswith("{ ") else ""
-    return Edit(mapping.start_mark.index, mapping.end_mark.index, "{" + pad + ", ".join(parts) + pad + "}")
+def _layout(lines: Lines, mapping: MappingNode) -> tuple[int, int] | None:
+    """(column of the entries, column of the closing ``}``) of a flow mapping written one entry per line
+    (pretty-printed JSON); None for one written on one line."""
+    if not mapping.value or mapping.value[0][0].start_mark.line == mapping.start_mark.line:
+        return None
+    return mapping.value[0][0].start_mark.column, _indent(lines.lines[mapping.end_mark.line])
+
+
+def _reindent(text: str, delta: int) -> str:
+    """``text`` with every line after its first moved ``delta`` columns."""
+    head, *rest = text.split("\n")
+    return "\n".join([head, *shift(rest, delta)])
+
+
+def _braced(lines: Lines, parts: list[str], layout: tuple[int, int] | None, pad: str = "") -> str:
+    """``{parts}``: on one line, or one part per line at ``layout``'s columns."""
+    if layout is None:
+        return "{" + pad + ", ".join(parts) + pad + "}"
+    column, close = layout
+    return ("{" + lines.eol + " " * column + ("," + lines.eol + " " * column).join(parts) + lines.eol
+            + " " * close + "}")
+
+
+def _flow_mapping(lines: Lines, mapping: MappingNode, parts: list[str]) -> Edit:
+    """Write flow ``mapping`` again with ``parts`` (each ``key: value`` text), laid out as it was."""
+    original = lines.text[mapping.start_mark.index:mapping.end_mark.index]
+    new = _braced(lines, parts, _layout(lines, mapping), " " if original.startswith("{ ") else "")
+    return Edit(mapping.start_mark.index, mapping.end_mark.index, new)
 
 
 def nest(lines: Lines, mapping: MappingNode, keys: tuple[str, ...], under: str, step: int) -> Edit | None:
@@ -135,11 +158,17 @@ def nest(lines: Lines, mapping: MappingNode, keys: tuple[str, ...], under: str, 
     text = lines.text
     if mapping.flow_style:
         texts = [_entry_text(text, k, v) for k, v in mapping.value]
-        inner = "{" + ", ".join(texts[i] for i in moved) + "}"
+        layout = _layout(lines, mapping)
+        if layout is None:
+            inner = _braced(lines, [texts[i] for i in moved], None)
+        else:  # one entry per line: the nested ones one step further in
+            column, close = layout
+            inner = _braced(lines, [_reindent(texts[i], column - close) for i in moved],
+                            (2 * column - close, column))
         new = f"{_flow_key(mapping.value[moved[0]][0], under)}: {inner}"
         parts = [t for i, t in enumerate(texts) if i < moved[0]] + [new]
         parts += [t for i, t in enumerate(texts) if i > moved[0] and i not in moved]
-        return _flow_mapping(text, mapping, parts)
+        return _flow_mapping(lines, mapping, parts)
     spans = lines.block_spans(mapping)
     first_key = mapping.value[moved[0]][0]
     column = first_key.start_mark.column
@@ -186,10 +215,11 @@ def unwrap(lines: Lines, mapping: MappingNode, key: str) -> Edit | None:
     if not isinstance(value, MappingNode):
         return None  # not a mapping: the API server refuses it; left for validate to name
     if mapping.flow_style or value.flow_style:
-        inner = [_entry_text(text, k, v) for k, v in value.value]
+        delta = key_node.start_mark.column - value.value[0][0].start_mark.column
+        inner = [_reindent(_entry_text(text, k, v), delta) for k, v in value.value]
         if mapping.flow_style:
             texts = [_entry_text(text, k, v) for k, v in mapping.value]
-            return _flow_mapping(text, mapping, texts[:index] + inner + texts[index + 1:])
+            return _flow_mapping(lines, mapping, texts[:index] + inner + texts[index + 1:])
         return replace_entries(lines, mapping, {index: inner})
     spans = lines.block_spans(mapping)
     _, first, end = spans[index]
@@ -216,7 +246,7 @@ def replace_entries(lines: Lines, mapping: MappingNode, replacements: dict[int, 
         parts = []
         for i, (k, v) in enumerate(mapping.value):
             parts += replacements.get(i, [_entry_text(text, k, v)])
-        return _flow_mapping(text, mapping, parts)
+        return _flow_mapping(lines, mapping, parts)
     spans = lines.block_spans(mapping)
     touched = sorted(replacements)
     start, end = spans[touched[0]][1], spans[touched[-1]][2]

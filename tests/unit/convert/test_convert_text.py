@@ -131,6 +131,27 @@ def test_an_alias_is_left_where_it_is_written_and_its_anchor_converted():
         {"requests": {"memory": "10Gi"}}] * 3
 
 
+def test_pretty_json_keeps_one_entry_per_line():
+    old = ('{\n  "apiVersion": "resource.k8s.io/v1beta1",\n  "kind": "ResourceClaim",\n  "metadata": {"name": "c"},\n'
+           '  "spec": {\n    "devices": {\n      "requests": [\n        {\n          "name": "gpu",\n'
+           '          "deviceClassName": "gpu.nvidia.com",\n          "selectors": [\n            {"cel": {"expression": "true"}}\n'
+           '          ]\n        }\n      ]\n    }\n  }\n}\n')
+    new, _ = convert_text(old, "c.json")
+    assert new == old.replace("resource.k8s.io/v1beta1", "resource.k8s.io/v1").replace(
+        '          "deviceClassName": "gpu.nvidia.com",\n          "selectors": [\n            {"cel": {"expression": "true"}}\n'
+        '          ]\n',
+        '          "exactly": {\n            "deviceClassName": "gpu.nvidia.com",\n            "selectors": [\n'
+        '              {"cel": {"expression": "true"}}\n            ]\n          }\n')
+    slice_ = ('{\n    "apiVersion": "resource.k8s.io/v1beta1",\n    "kind": "ResourceSlice",\n    "spec": {\n'
+              '        "devices": [\n            {\n                "name": "a",\n                "basic": {\n'
+              '                    "attributes": {\n                        "i": {"int": 0}\n                    }\n'
+              '                }\n            }\n        ]\n    }\n}')
+    assert convert_text(slice_)[0] == slice_.replace("v1beta1", "v1").replace(
+        '                "basic": {\n                    "attributes": {\n                        "i": {"int": 0}\n'
+        '                    }\n                }\n',
+        '                "attributes": {\n                    "i": {"int": 0}\n                }\n')
+
+
 def _v1(request: dict) -> dict:
     """The v1 form of a v1beta1 request, as the conversion functions state it (the test's own statement)."""
     exact = {k: v for k, v in request.items() if k in EXACT_FIELDS}
