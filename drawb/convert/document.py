@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ruamel.yaml import YAML
@@ -20,6 +21,7 @@ class DocumentChange:
     """What convert did to one document (or why it left it as it was)."""
 
     index: int  # 0-based position of the document in its text
+    item: int | None  # its position in the document's ``items`` when the document is a ``kind: List``
     kind: str
     name: str
     source_version: str
@@ -96,7 +98,23 @@ def _api_version_edit(lines: Lines, root: MappingNode, source: str, target: str)
     return Edit(value.start_mark.index, value.end_mark.index, new)
 
 
-def _first_round(lines: Lines, index: int, root: Node, target: str) -> tuple[DocumentChange | None, list[Edit]]:
+def _objects(roots: list[Node]) -> Iterator[tuple[int, int | None, Node]]:
+    """(document index, item index, node) of every object: each document, and each item of a ``kind: List``
+    (what ``kubectl get -o yaml`` writes)."""
+    for index, root in enumerate(roots):
+        if isinstance(root, MappingNode) and _scalar(child(root, "kind")) == "List":
+            for item, node in enumerate(_items(child(root, "items"))):
+                yield index, item, node
+        else:
+            yield index, None, root
+
+
+def _object_at(roots: list[Node], index: int, item: int | None) -> Node:
+    return roots[index] if item is None else _items(child(roots[index], "items"))[item]
+
+
+def _first_round(lines: Lines, index: int, item: int | None, root: Node,
+                 target: str) -> tuple[DocumentChange | None, list[Edit]]:
     """The document's change and edits: apiVersion, requests nested, devices unwrapped."""
     if not isinstance(root, MappingNode):
         return None, []
@@ -104,7 +122,7 @@ def _first_round(lines: Lines, index: int, root: Node, target: str) -> tuple[Doc
     kind = _scalar(child(root, "kind"))
     if version is None or version == target:
         return None, []
-    change = DocumentChange(index, kind or "?", _scalar(child(root, "metadata", "name")) or "?", version, target)
+    change = DocumentChange(index, item, kind or "?", _scalar(child(root, "metadata", "name")) or "?", version, target)
     if kind not in facts.KINDS:
         change.note = f"left as it is: convert rewrites {', '.join(facts.KINDS)}"
         return change, []
@@ -154,8 +172,8 @@ def convert_text(text: str, source: str = "<text>", target: str = "v1") -> tuple
     roots = _compose(text, source)
     lines = Lines(text)
     changes, edits, slices = [], [], []
-    for index, root in enumerate(roots):
-        change, found = _first_round(lines, index, root, target)
+    for index, item, root in _objects(roots):
+        change, found = _first_round(lines, index, item, root, target)
         if change is None:
             continue
         changes.append(change)
@@ -173,7 +191,7 @@ def _drop_empty_slice_fields(text: str, source: str, slices: list[DocumentChange
     lines = Lines(text)
     edits = []
     for change in slices:
-        spec = child(roots[change.index], "spec")
+        spec = child(_object_at(roots, change.index, change.item), "spec")
         empty = _empty_slice_fields(spec)
         if empty:
             edits.append(drop(lines, spec, empty))

@@ -115,6 +115,17 @@ def test_other_documents_are_left_as_they_are_with_a_note_for_dra_ones():
                               "ResourceSlice")]
 
 
+def test_the_items_of_a_list_are_converted():
+    old = ("apiVersion: v1\nkind: List\nitems:\n- apiVersion: resource.k8s.io/v1beta1\n  kind: ResourceSlice\n"
+           "  metadata: {name: s}\n  spec:\n    nodeName: ''\n    devices:\n    - name: a\n      basic: {attributes: {}}\n"
+           "- apiVersion: resource.k8s.io/v1beta2\n  kind: DeviceClass\n  metadata: {name: c}\n")
+    new, changes = convert_text(old)
+    assert new == ("apiVersion: v1\nkind: List\nitems:\n- apiVersion: resource.k8s.io/v1\n  kind: ResourceSlice\n"
+                   "  metadata: {name: s}\n  spec:\n    devices:\n    - name: a\n      attributes: {}\n"
+                   "- apiVersion: resource.k8s.io/v1\n  kind: DeviceClass\n  metadata: {name: c}\n")
+    assert [(c.index, c.item, c.label) for c in changes] == [(0, 0, "ResourceSlice/s"), (0, 1, "DeviceClass/c")]
+
+
 def test_not_yaml_names_the_file_and_line():
     with pytest.raises(ConvertInputNotYaml, match=r"^bad.yaml:5:3: not YAML") as caught:
         convert_text("apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nspec:\n  - a\n  b: [\n", "bad.yaml")
