@@ -10,6 +10,8 @@ ResourceClaims and Pods keep the default watch cache, which a restart rebuilds.
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 from collections import Counter
@@ -184,7 +186,8 @@ def test_a_dropped_connection_resumes_without_loss(plane, proxy, watched):
     assert recorder.problems == []
 
 
-def test_410_gone_after_etcd_compaction_lists_again(plane, proxy, watched):
+def test_410_gone_after_etcd_compaction_lists_again(plane, proxy, watched, caplog):
+    caplog.set_level(logging.WARNING, logger="drawb.cluster.kube.informer")
     kube, recorder = watched
     plane.api().create(a_slice("faults-gone-kept"))
     wait_for(lambda: any(o["metadata"]["name"] == "faults-gone-kept" for o in kube.list("ResourceSlice")),
@@ -200,6 +203,7 @@ def test_410_gone_after_etcd_compaction_lists_again(plane, proxy, watched):
     proxy.refuse(False)
     assert_equal_to_fresh_list(plane, kube)
     assert informer.stats["expired"] >= 1 and informer.stats["lists"] > lists  # the server said 410 Gone
+    assert not [line for line in informer_lines(caplog) if "410" in line or "expired" in line]  # expected: no line
     # the re-list tells the handler what changed since the last event, once each
     assert churn_seen(recorder, "gone") == Counter({
         ("ADDED", "faults-gone-0"): 1, ("ADDED", "faults-gone-1"): 1, ("ADDED", "faults-gone-kept"): 1,
@@ -228,6 +232,44 @@ def test_api_server_restart_during_a_watch(plane, watched):
         assert recorder.problems == []
     finally:
         api.delete(path_for("Namespace", namespace))
+
+
+def informer_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "drawb.cluster.kube.informer"
+            and r.levelno >= logging.WARNING]
+
+
+def test_each_change_shows_within_2_s_of_the_api_server_answering_again(plane, caplog):
+    """Two API server restarts in a row, the informers with their own backoff (up to 30 s): after each, a claim
+    made as soon as the API server is ready again is in the store within 2 s; one complete line per lost watch."""
+    caplog.set_level(logging.WARNING, logger="drawb.cluster.kube.informer")
+    kube = KubeCluster(kubeconfig=str(plane.kubeconfig))
+    namespace = plane.create_namespace("faults-back")
+    try:
+        claims = kube.watch("ResourceClaim")
+        kube.watch("ResourceSlice")  # no watch cache: its resumed watches read etcd
+        late = []
+        for n in range(2):
+            away = plane.cluster.restart_component("kube-apiserver")  # returns once /readyz answers ok
+            answering = time.monotonic()
+            plane.api().create(a_claim(f"back-{n}", namespace))
+            wait_for(lambda: any(o["metadata"]["name"] == f"back-{n}" for o in claims.items()), timeout=60,
+                     interval=0.02, what=f"claim back-{n} in the store")
+            late.append(time.monotonic() - answering)
+            assert away < 60
+        assert max(late) < 2.0, late
+        assert claims.stats["failures"] >= 2  # it did lose the server, each time
+        lines = informer_lines(caplog)
+        for kind in ("resourceclaims", "resourceslices"):
+            ours = [line for line in lines if line.startswith(f"watch of {kind} ")]
+            assert 1 <= len(ours) <= 2, lines  # one line per restart at most, not one per retry
+        for line in lines:
+            assert re.fullmatch(r"watch of \w+ .+; retrying in \d+\.\d s", line), line
+            assert line.count("'") % 2 == 0 and line.count('"') % 2 == 0, line  # nothing cut off
+            assert "0x" not in line and "Caused by" not in line and "410" not in line, line
+    finally:
+        kube.close()
+        plane.api().delete(path_for("Namespace", namespace))
 
 
 def test_watch_timeouts_reconnect_and_backoff_is_capped(plane, proxy, tmp_path):

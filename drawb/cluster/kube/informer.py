@@ -6,6 +6,11 @@ client), the official watcher yields the events but never records their resource
 reconnect resumes from the initial list's version and bookmarks are lost. This informer keeps
 the same shape (list, watch from the list's resourceVersion with bookmarks, re-list on 410 Gone,
 capped backoff, handler errors logged and survived) over raw JSON.
+
+Back on time: while the server is away or starting, a watch is tried again at least every
+``RECONNECT_S``, and its backoff starts again once a watch is re-established, so a change shows within
+a second or two of the server answering, after any number of outages. A lost watch logs one line (what
+failed, when it retries), another only for a new error answer; an expected 410 re-list logs none.
 """
 
 from __future__ import annotations
@@ -16,15 +21,17 @@ import time
 
 from kubernetes.client import ApiClient
 
-from drawb.cluster.kube.rest import list_objects, open_watch, watch_events
-from drawb.cluster.protocol import ClusterError, Handler, Kind
+from drawb.cluster.kube.rest import failure_words, list_objects, open_watch, watch_events
+from drawb.cluster.protocol import ClusterError, Handler, Kind, NotConnected
 
 log = logging.getLogger(__name__)
 
 WATCH_TIMEOUT_S = 240  # server closes the watch after this; we reconnect from the last version
 INITIAL_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
-QUIET_WATCH_S = 1.0  # a watch that ends sooner without any event counts as a failure (backs off)
+RECONNECT_S = 1.0  # the longest wait between tries while the server is away or not ready
+UNAVAILABLE = {429, 500, 502, 503, 504}  # a server starting up or overloaded answers these for a while
+QUIET_WATCH_S = 1.0  # a watch open this long (or with an event) was re-established: the backoff starts again
 LIST_STALL_S = 30.0  # the first list has stalled when no page has come for this long
 
 
@@ -66,6 +73,10 @@ class Informer:
         self._page_at = 0.0
         self._listed = 0
         self._failure: str | None = None
+        # The current watch: when it opened and how many events it brought; since when it has been lost.
+        self._opened_at: float | None = None
+        self._watch_events = 0
+        self._lost_at: float | None = None
 
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler(event_type, obj)`` on every change after the initial list."""
@@ -155,55 +166,85 @@ class Informer:
         self._page_at, self._listed = time.monotonic(), objects
 
     def _run(self) -> None:
-        backoff, expired_in_row = INITIAL_BACKOFF_S, 0
+        backoff = INITIAL_BACKOFF_S
         while not self._stop.is_set():
-            started = time.monotonic()
+            listed = self.resource_version is None  # the watch starts from a list made just now
+            self._opened_at, self._watch_events = None, 0
             try:
-                if self.resource_version is None:
+                if listed:
                     self.relist()
-                if self._watch_once():
-                    backoff, expired_in_row = INITIAL_BACKOFF_S, 0
-                    continue
-                if time.monotonic() - started >= QUIET_WATCH_S:
-                    continue  # the server ended a quiet watch at its timeout: resume at once
-                problem = "ended at once without an event"
+                self._watch_once()
+                if self._established():
+                    self._recovered()
+                    backoff = INITIAL_BACKOFF_S
+                    continue  # the server ended the watch at its timeout: resume at once
+                problem, unavailable = "ended at once without an event", False
             except ClusterError as exc:
-                if exc.status == 410:
-                    # The version is too old for the server (etcd compacted past it, or the watch
-                    # cache was rebuilt after it): list again, at once the first time.
-                    log.info("watch of %s expired (410 Gone); listing again", self.kind.plural)
+                if exc.status == 410 and not listed:
+                    # Expected: the version it resumes from is older than the server keeps (etcd compacted,
+                    # or a restart rebuilt the watch cache). List again at once; nothing to report.
+                    log.debug("watch of %s expired (410 Gone); listing again", self.kind.plural)
                     self.stats["expired"] += 1
                     self.resource_version = None
-                    expired_in_row += 1
-                    if expired_in_row == 1:
-                        continue
-                problem = f"failed: {exc}"
-            except Exception as exc:  # the connection dropped mid-stream, or could not be made
-                problem = f"broke: {type(exc).__name__}: {exc}"
+                    continue
+                if exc.status == 410:
+                    problem, unavailable = "expired right after a fresh list (410 Gone)", False
+                    self.stats["expired"] += 1
+                    self.resource_version = None
+                else:
+                    problem, unavailable = f"failed: {exc}", isinstance(exc, NotConnected) or exc.status in UNAVAILABLE
+            except Exception as exc:  # the connection broke mid-stream
+                problem, unavailable = f"broke: {failure_words(exc)}", True
             if self._stop.is_set():
                 return
+            if self._established():  # it had been back for a while: this is a new outage
+                self._recovered()
+                backoff = INITIAL_BACKOFF_S
+            # a server that is away or starting is tried again soon (a refused connection costs it nothing), so a
+            # watch is back within a second or two of the server; one that answers with an error is backed off
+            wait = min(backoff, RECONNECT_S) if unavailable else backoff
             self.stats["failures"] += 1
-            self._failure = problem
-            log.warning("watch of %s %s; retrying in %.1f s", self.kind.plural, problem, backoff)
-            self._stop.wait(backoff)
+            self._report(problem, wait, unavailable)
+            self._stop.wait(wait)
             backoff = min(backoff * 2, self.max_backoff_s)
 
-    def _watch_once(self) -> bool:
-        """Watch from the stored version until the server ends the watch; whether any event arrived."""
+    def _established(self) -> bool:
+        """Whether the last watch was opened and then worked: an event came, or it stayed open a while."""
+        return self._opened_at is not None and (
+            self._watch_events > 0 or time.monotonic() - self._opened_at >= QUIET_WATCH_S)
+
+    def _report(self, problem: str, wait: float, unavailable: bool) -> None:
+        """One line when the watch is lost; while it stays lost, one more only for a new reason that will not
+        pass by itself (an error answer, not the server being away or starting)."""
+        line = f"watch of {self.kind.plural} {problem}; retrying in {wait:.1f} s"
+        if self._lost_at is None or (not unavailable and problem != self._failure):
+            log.warning("%s", line)
+        else:
+            log.debug("%s", line)
+        if self._lost_at is None:
+            self._lost_at = time.monotonic()
+        self._failure = problem
+
+    def _recovered(self) -> None:
+        if self._lost_at is not None:
+            log.info("watch of %s is back after %.1f s", self.kind.plural, time.monotonic() - self._lost_at)
+        self._lost_at, self._failure = None, None
+
+    def _watch_once(self) -> None:
+        """Watch from the stored version until the server ends the watch."""
         response = open_watch(self.client, self.kind, self.resource_version, self.watch_timeout_s, self.namespace)
         self.stats["watches"] += 1
+        self._opened_at = time.monotonic()
         self._response = response
-        seen = False
         if self._stop.is_set():  # stop() ran before the response was there to shut down
             response.close()
-            return seen
+            return
         try:
             for event in watch_events(response):
+                self._watch_events += 1
                 self._on_event(event)
-                seen = True
         finally:
             self._response = None
-        return seen
 
     def _on_event(self, event: dict) -> None:
         kind, obj = event.get("type"), event.get("object") or {}

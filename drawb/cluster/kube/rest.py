@@ -51,7 +51,7 @@ def request(
         raise _cluster_error(client, exc.status, exc.body, exc.reason) from None
     except Exception as exc:  # urllib3 connection errors and the like
         raise NotConnected(
-            f"cannot reach the API server at {client.configuration.host}: {_short(exc)}",
+            f"cannot reach the API server at {client.configuration.host}: {failure_words(exc)}",
             hint="check that the cluster is running and that this machine reaches that address (the server in the "
             "kubeconfig, VPN, proxy settings, firewall)",
         ) from None
@@ -130,9 +130,23 @@ def stream_lines(response, chunk_size: int = 4096) -> Iterator[bytes]:
         response.release_conn()
 
 
-def _short(exc: Exception) -> str:
-    text = str(exc)
-    return text.split("Caused by")[-1].strip(" ()'\"") if "Caused by" in text else text
+def failure_words(exc: BaseException) -> str:
+    """What went wrong on the connection, in the words of its innermost cause (``Connection refused``),
+    without the HTTP stack's wrappers, class names and object reprs."""
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        inner = getattr(exc, "reason", None)
+        if not isinstance(inner, BaseException):
+            inner = next((a for a in getattr(exc, "args", ()) if isinstance(a, BaseException)), None)
+        inner = inner or exc.__cause__ or exc.__context__
+        if inner is None:
+            break
+        exc = inner
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc) or type(exc).__name__
+    return text.rsplit(">: ", 1)[-1].rsplit("): ", 1)[-1]  # urllib3 starts with the connection's repr
 
 
 def _cluster_error(client: ApiClient, status: int | None, body: bytes | str | None, reason: str | None) -> ClusterError:
