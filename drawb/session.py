@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
 
 from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
 from drawb.cluster.protocol import NotConnected, WatchableCluster
-from drawb.errors import PROG
+from drawb.errors import PROG, UsageError
 
 DEFAULT_NAMESPACE = "default"
 
@@ -31,6 +32,12 @@ class Session:
     template_dir: str | None = option(None, "a folder of your own manifest templates")
     progress_bar: str = option("auto", "a progress bar on stderr when validate or apply runs over 2 s: auto (in a "
                                "terminal or a notebook), always, or never")
+    connect_timeout: str = option(os.environ.get("DRAWB_CONNECT_TIMEOUT", "5"),
+                                  "seconds to wait for a real API server to accept a connection (TCP and TLS); "
+                                  "0: no limit (default $DRAWB_CONNECT_TIMEOUT, else 5)")
+    read_timeout: str = option(os.environ.get("DRAWB_READ_TIMEOUT", "10"),
+                               "seconds to wait for each read of a real API server's answer (watches and followed "
+                               "logs excepted); 0: no limit (default $DRAWB_READ_TIMEOUT, else 10)")
     prog: str = "%dra"
     user_ns: dict = field(default_factory=dict, repr=False)
     progress: Callable[[str], None] | None = field(default=None, repr=False)  # where long commands report steps
@@ -87,12 +94,18 @@ class Session:
             return self._cluster
         try:
             self._cluster = connect(kubeconfig=kubeconfig or self.kubeconfig, context=context or self.context,
-                                    scenario=self.scenario, snapshot=replay)
+                                    scenario=self.scenario, snapshot=replay, timeouts=self.timeouts())
         except NotConnected as exc:
             if kubeconfig or context:  # an explicit connect; a configured one fails again on every use anyway
                 self._failed = exc
             raise
         return self._cluster
+
+    def timeouts(self):
+        """The ``connect_timeout`` and ``read_timeout`` options as a ``drawb.cluster.kube.rest.Timeouts``."""
+        from drawb.cluster.kube.rest import Timeouts
+
+        return Timeouts(_seconds(self.connect_timeout, "connect_timeout"), _seconds(self.read_timeout, "read_timeout"))
 
     def mark_unused(self) -> None:
         """Start a command: ``simulated_source`` then tells whether it read the simulated cluster."""
@@ -128,3 +141,15 @@ class Session:
 def session_options() -> list[Field]:
     """The user settings of a Session (name, default, ``metadata["help"]``), in declaration order."""
     return [f for f in fields(Session) if "help" in f.metadata]
+
+
+def _seconds(value: object, name: str) -> float | None:
+    """An option's seconds (None for 0: no limit), or a UsageError naming the option."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):  # also NaN
+        raise UsageError(f"{name} is {value!r}; it must be a number of seconds (0: no limit)",
+                         hint=f"e.g. --{name.replace('_', '-')} 30, or %config DRAMagics.{name} = '30'")
+    return seconds or None

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from drawb.cluster.protocol import NotConnected, WatchableCluster
 from drawb.errors import UsageError
+
+if TYPE_CHECKING:
+    from drawb.cluster.kube.rest import Timeouts
 
 
 class KubeconfigInvalid(NotConnected):
@@ -18,10 +22,10 @@ class KubeconfigInvalid(NotConnected):
 
 def connect(
     *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None,
-    snapshot: str | None = None,
+    snapshot: str | None = None, timeouts: Timeouts | None = None,
 ) -> WatchableCluster:
-    """A real cluster when a kubeconfig or context is named, the replayed ``snapshot`` file when one is
-    named, else the simulated ``scenario``.
+    """A real cluster when a kubeconfig or context is named (its requests bounded by ``timeouts``), the
+    replayed ``snapshot`` file when one is named, else the simulated ``scenario``.
 
     A NotConnected error carries ``server``: the API server's URL, or the kubeconfig when none was read.
     """
@@ -33,7 +37,7 @@ def connect(
 
         check_kubeconfig_yaml(kubeconfig)
         try:
-            cluster = KubeCluster(kubeconfig=kubeconfig, context=context)
+            cluster = KubeCluster(kubeconfig=kubeconfig, context=context, timeouts=timeouts)
         except NotConnected as exc:
             exc.server = kubeconfig or "$KUBECONFIG or ~/.kube/config"
             raise

@@ -6,12 +6,13 @@ import re
 from collections.abc import Callable, Iterator
 
 from kubernetes import config as kube_config
+from kubernetes.client import Configuration
 from kubernetes.config.config_exception import ConfigException
 
 from drawb.cluster.kube.context import read_context
 from drawb.cluster.kube.credentials import remember_credentials
 from drawb.cluster.kube.informer import Informer
-from drawb.cluster.kube.rest import list_objects, request, stream_lines
+from drawb.cluster.kube.rest import Timeouts, list_objects, request, stream_lines, timeouts_of
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
@@ -33,15 +34,20 @@ _FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\
 class KubeCluster:
     """A cluster reached through a kubeconfig (default: ``$KUBECONFIG`` or ``~/.kube/config``)."""
 
-    def __init__(self, kubeconfig: str | None = None, context: str | None = None, **watch_options):
-        """``watch_options`` go to each Informer (``watch_timeout_s``, ``max_backoff_s``)."""
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, *, timeouts: Timeouts | None = None,
+                 **watch_options):
+        """``timeouts`` bound every request; ``watch_options`` go to each Informer (``watch_timeout_s``,
+        ``max_backoff_s``)."""
         self._watch_options = watch_options
         guard_logging()  # the client's kubeconfig loader logs exec plugin failures (their stderr) as it loads
         kube_context = read_context(kubeconfig, context)
+        configuration = type.__call__(Configuration)  # a fresh one, not a copy of the client's global default
+        configuration.retries = False  # no retry loop multiplying the timeouts; the informer retries watches
         try:
             # the context kubectl would use, also where several files set a current-context
             chosen = context or (kube_context.name if kube_context is not None else None)
-            self.client = kube_config.new_client_from_config(config_file=kubeconfig, context=chosen)
+            self.client = kube_config.new_client_from_config(config_file=kubeconfig, context=chosen,
+                                                             client_configuration=configuration)
         except (ConfigException, FileNotFoundError, OSError) as exc:
             where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
             raise NotConnected(
@@ -50,6 +56,7 @@ class KubeCluster:
             ) from None
         remember_credentials(self.client.configuration)
         self.client.kube_context = kube_context  # a 401 names its user (rest.py)
+        self.client.timeouts = timeouts or Timeouts()
         host = redact(self.client.configuration.host)
         self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
         self._informers: dict[str, Informer] = {}
@@ -163,7 +170,9 @@ class KubeCluster:
         """A pod's log lines, streamed while ``follow``."""
         path = kind_of("Pod").path(namespace, pod, "log")
         query = {"container": container, "follow": "true" if follow else None}
-        raw = request(self.client, "GET", path, query=query, stream=True, timeout=(5, None) if follow else (5, 60))
+        # a followed log may be quiet for as long as its container is
+        raw = request(self.client, "GET", path, query=query, stream=True,
+                      timeout=timeouts_of(self.client).pair(read_s=None) if follow else None)
         for line in stream_lines(raw):
             yield line.decode(errors="replace")
 
@@ -197,7 +206,7 @@ class KubeCluster:
     def feature_gates_metric(self) -> dict[str, bool] | None:
         """The ``kubernetes_feature_enabled`` metric of ``/metrics``; None when not allowed or not served."""
         try:
-            raw = request(self.client, "GET", "/metrics", stream=True, timeout=(5, 30))
+            raw = request(self.client, "GET", "/metrics", stream=True)
         except ClusterError:
             return None
         try:

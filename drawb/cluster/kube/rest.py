@@ -8,18 +8,40 @@ KubeContext it was made from) has an HTTP 401 name that context's user and how t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import orjson
+import urllib3.exceptions
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from drawb.cluster.protocol import ClusterError, Kind, NotConnected, Unauthorized
 from drawb.cluster.refusal import rbac_refusal
 
-DEFAULT_TIMEOUT = (5, 60)  # connect, read seconds
+DEFAULT_CONNECT_S = 5.0
+DEFAULT_READ_S = 10.0
 PAGE_SIZE = 500
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long drawb waits for the API server: to connect (TCP and TLS), and for each read of an answer
+    (None: no limit). Requests are not retried, so a server that never answers fails within them."""
+
+    connect_s: float | None = DEFAULT_CONNECT_S
+    read_s: float | None = DEFAULT_READ_S
+
+    def pair(self, read_s: float | None | bool = True) -> tuple[float | None, float | None]:
+        """``(connect, read)`` as the client takes them, the read limit replaced by ``read_s`` when one is given."""
+        return self.connect_s, (self.read_s if read_s is True else read_s)
+
+
+def timeouts_of(client: ApiClient) -> Timeouts:
+    """The client's Timeouts (``client.timeouts``, which KubeCluster sets), else the defaults."""
+    return getattr(client, "timeouts", None) or Timeouts()
 
 
 def request(
@@ -30,10 +52,12 @@ def request(
     query: dict | None = None,
     body: object = None,
     content_type: str = "application/json",
-    timeout: object = DEFAULT_TIMEOUT,
+    timeout: tuple[float | None, float | None] | None = None,
     stream: bool = False,
 ):
-    """Send one request; return the parsed JSON body (or the raw response when ``stream``)."""
+    """Send one request; return the parsed JSON body (or the raw response when ``stream``).
+
+    ``timeout``: ``(connect, read)`` seconds; by default the client's Timeouts."""
     query = {k: v for k, v in (query or {}).items() if v is not None}
     url_path = path + ("?" + urlencode(query) if query else "")
     headers = {"Accept": "application/json", "Content-Type": content_type}
@@ -46,15 +70,12 @@ def request(
             method, url_path, header_params=headers, body=None, auth_settings=["BearerToken"]
         )
         method_, url, header_params, _, post = serialized
-        response = client.call_api(method_, url, header_params, data, post, _request_timeout=timeout)
+        response = client.call_api(method_, url, header_params, data, post,
+                                   _request_timeout=timeout or timeouts_of(client).pair())
     except ApiException as exc:
         raise _cluster_error(client, exc.status, exc.body, exc.reason) from None
     except Exception as exc:  # urllib3 connection errors and the like
-        raise NotConnected(
-            f"cannot reach the API server at {client.configuration.host}: {failure_words(exc)}",
-            hint="check that the cluster is running and that this machine reaches that address (the server in the "
-            "kubeconfig, VPN, proxy settings, firewall)",
-        ) from None
+        raise _unreachable(client, exc, timeout or timeouts_of(client).pair()) from None
     raw = response.response
     if not 200 <= response.status <= 299:
         raise _cluster_error(client, response.status, raw.data, raw.reason)
@@ -93,7 +114,7 @@ def open_watch(
 ):
     """Start a watch of ``kind`` from ``resource_version`` (bookmarks on); the raw streaming response.
 
-    The server ends the watch after ``timeout_s``; the client waits 30 s longer before giving up.
+    The server ends the watch after ``timeout_s``; the client waits 30 s longer for each read before giving up.
     """
     query = {
         "watch": "true",
@@ -101,7 +122,8 @@ def open_watch(
         "resourceVersion": resource_version,
         "timeoutSeconds": timeout_s,
     }
-    return request(client, "GET", kind.path(namespace), query=query, stream=True, timeout=(5, timeout_s + 30))
+    timeout = timeouts_of(client).pair(read_s=timeout_s + 30)
+    return request(client, "GET", kind.path(namespace), query=query, stream=True, timeout=timeout)
 
 
 def watch_events(response) -> Iterator[dict]:
@@ -130,6 +152,30 @@ def stream_lines(response, chunk_size: int = 4096) -> Iterator[bytes]:
         response.release_conn()
 
 
+class ServerTimedOut(NotConnected):
+    """The API server did not answer within a timeout: the connect one (TCP and TLS) or the read one."""
+
+
+def _unreachable(client: ApiClient, exc: Exception, timeout: tuple[float | None, float | None]) -> NotConnected:
+    host = client.configuration.host
+    # (urllib3's NewConnectionError, a refused connection among others, derives from its ConnectTimeoutError)
+    if isinstance(exc, urllib3.exceptions.TimeoutError) and not isinstance(exc, urllib3.exceptions.NewConnectionError):
+        # urllib3 reports a TLS handshake past the connect timeout as a read timeout
+        connecting = isinstance(exc, urllib3.exceptions.ConnectTimeoutError) or "handshake" in failure_words(exc)
+        phase, seconds = ("connect (TCP and TLS)", timeout[0]) if connecting else ("read", timeout[1])
+        return ServerTimedOut(
+            f"cannot reach the API server at {host}: no answer within the {phase} timeout of {seconds:g} s",
+            hint="a server that accepts and stays silent is stopped, overloaded or not an API server (`kubectl get "
+            "--raw /readyz` asks it); on a slow link raise the limit: --connect-timeout / --read-timeout, or "
+            "%config DRAMagics.connect_timeout / read_timeout",
+        )
+    return NotConnected(
+        f"cannot reach the API server at {host}: {failure_words(exc)}",
+        hint="check that the cluster is running and that this machine reaches that address (the server in the "
+        "kubeconfig, VPN, proxy settings, firewall)",
+    )
+
+
 def failure_words(exc: BaseException) -> str:
     """What went wrong on the connection, in the words of its innermost cause (``Connection refused``),
     without the HTTP stack's wrappers, class names and object reprs."""
@@ -146,7 +192,8 @@ def failure_words(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     text = str(exc) or type(exc).__name__
-    return text.rsplit(">: ", 1)[-1].rsplit("): ", 1)[-1]  # urllib3 starts with the connection's repr
+    # urllib3 starts with the connection's repr, the ssl module with its source position
+    return re.sub(r"^_ssl\.c:\d+: ", "", text.rsplit(">: ", 1)[-1].rsplit("): ", 1)[-1])
 
 
 def _cluster_error(client: ApiClient, status: int | None, body: bytes | str | None, reason: str | None) -> ClusterError:
