@@ -15,11 +15,14 @@ import threading
 from pathlib import Path
 
 import pytest
+from IPython.core.displaypub import DisplayPublisher
 
 from drawb.notebook.magics import CommandInterrupted
 
 DRAWB = Path(sys.executable).with_name("drawb")
-WAITING = "waiting    check: ContainerCreating"  # the simulated image pull: the check waits there for 10 s
+# A check that waits for as long as its --timeout: no node of the simulated cluster has 16 GPUs.
+CHECK = ["check", "--count", "16", "--timeout", "60"]
+WAITING = "] pending    "
 
 
 def interrupted_when(args: list[str], ready: str) -> tuple[int, list[str], str]:
@@ -46,7 +49,7 @@ def interrupted_when(args: list[str], ready: str) -> tuple[int, list[str], str]:
 
 
 def test_an_interrupted_check_cleans_up_then_says_so_in_one_line():
-    status, err, out = interrupted_when(["check"], WAITING)
+    status, err, out = interrupted_when(CHECK, WAITING)
     assert status == 130
     assert err[-1] == "Interrupted: drawb check stopped before it finished"
     assert err[-2].startswith("cleaned up Pod/drawb-check-")  # the check's own cleanup ran first
@@ -55,7 +58,7 @@ def test_an_interrupted_check_cleans_up_then_says_so_in_one_line():
 
 
 def test_traceback_adds_the_traceback_and_keeps_the_status():
-    status, err, _ = interrupted_when(["--traceback", "check"], WAITING)
+    status, err, _ = interrupted_when(["--traceback", *CHECK], WAITING)
     assert status == 130 and err[-1] == "Interrupted: drawb check stopped before it finished"
     assert "Traceback (most recent call last):" in err and "KeyboardInterrupt" in err
 
@@ -74,8 +77,8 @@ def interrupt_this_process_after(seconds: float) -> threading.Timer:
 
 
 def test_an_interrupted_magic_fails_its_cell_with_one_line(shell):
-    timer = interrupt_this_process_after(2.0)  # the simulated image pull takes 10 s
-    result = shell.ipython.run_cell("%dra check", store_history=False)
+    timer = interrupt_this_process_after(2.0)
+    result = shell.ipython.run_cell(f"%dra {' '.join(CHECK)}", store_history=False)
     timer.join()
     error = result.error_in_exec
     assert isinstance(error, CommandInterrupted) and isinstance(error, KeyboardInterrupt)
@@ -85,9 +88,19 @@ def test_an_interrupted_magic_fails_its_cell_with_one_line(shell):
 
 
 def test_an_interrupted_magic_watch_ends_its_cell_normally(shell, capsys):
-    timer = interrupt_this_process_after(1.5)
-    assert shell.run("%dra claims --watch") is None
-    timer.join()
+    timers = []
+
+    class InterruptOnceShown(DisplayPublisher):
+        def publish(self, *args, **kwargs):
+            if not timers:  # the table is on screen: the user interrupts the kernel
+                timers.append(interrupt_this_process_after(0.5))
+
+    original, shell.ipython.display_pub = shell.ipython.display_pub, InterruptOnceShown(shell=shell.ipython)
+    try:
+        assert shell.run("%dra claims --watch") is None
+    finally:
+        shell.ipython.display_pub = original
+    timers[0].join()
     assert capsys.readouterr().out.splitlines()[-1] == "stopped watching claims after 0 change(s)"
 
 
@@ -96,7 +109,7 @@ def test_the_magic_keeps_the_traceback_when_short_errors_are_off(shell):
     timer = interrupt_this_process_after(1.5)
     try:
         with pytest.raises(KeyboardInterrupt) as caught:
-            shell.run("%dra check")
+            shell.run(f"%dra {' '.join(CHECK)}")
     finally:
         timer.join()
         shell.run("%config DRAMagics.short_errors = True")
