@@ -384,9 +384,20 @@ class LocalCluster:
         return (f"fake driver: {reason} ({self.nodes} nodes{state}; log: "
                 f"{self.cluster_dir / 'logs' / 'fake-driver.log'})")
 
-    def restart_component(self, name: str = "kube-apiserver", timeout: float = 60) -> float:
-        """Stop one component (SIGTERM) and start it again with the same command line, environment and
-        log; for the API server, wait until it is ready again. Seconds it was away."""
+    def restart_component(self, name: str = "kube-apiserver", timeout: float = 60, down_s: float = 0) -> float:
+        """Stop one component (SIGTERM), leave it stopped ``down_s`` seconds (an outage), and start it again
+        with the same command line, environment and log; for the API server, wait until it is ready again.
+        Seconds it was away.
+
+        The start lock is held meanwhile: a cluster created at that moment would pick the port the
+        stopped component frees, and the restarted one could not listen on it again."""
+        lock_path = build_mod.cache_root() / "kwok-start.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_path, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return self._restart(name, timeout, down_s)
+
+    def _restart(self, name: str, timeout: float, down_s: float) -> float:
         pid = self.pids()[name]
         proc_dir = Path(f"/proc/{pid}")
         argv = [a.decode() for a in proc_dir.joinpath("cmdline").read_bytes().split(b"\0") if a]
@@ -394,6 +405,7 @@ class LocalCluster:
         cwd = os.readlink(proc_dir / "cwd")
         started = time.monotonic()
         _stop_pid(pid)
+        time.sleep(max(0.0, started + down_s - time.monotonic()))
         with open(self.cluster_dir / "logs" / f"{name}.log", "ab") as log_file:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log_file, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)

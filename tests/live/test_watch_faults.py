@@ -239,9 +239,10 @@ def informer_lines(caplog) -> list[str]:
             and r.levelno >= logging.WARNING]
 
 
-def test_each_change_shows_within_2_s_of_the_api_server_answering_again(plane, caplog):
-    """Two API server restarts in a row, the informers with their own backoff (up to 30 s): after each, a claim
-    made as soon as the API server is ready again is in the store within 2 s; one complete line per lost watch."""
+def test_each_change_shows_within_2_s_of_the_api_server_answering_again(plane, caplog, timings):
+    """Two outages of the API server in a row (stopped 12 s, then started again), the informers with their own
+    backoff (up to 30 s, which a 12 s outage would grow to 8-16 s): after each, a claim made as soon as the API
+    server is ready again is in the store within 2 s; one complete line per lost watch."""
     caplog.set_level(logging.WARNING, logger="drawb.cluster.kube.informer")
     kube = KubeCluster(kubeconfig=str(plane.kubeconfig))
     namespace = plane.create_namespace("faults-back")
@@ -250,13 +251,14 @@ def test_each_change_shows_within_2_s_of_the_api_server_answering_again(plane, c
         kube.watch("ResourceSlice")  # no watch cache: its resumed watches read etcd
         late = []
         for n in range(2):
-            away = plane.cluster.restart_component("kube-apiserver")  # returns once /readyz answers ok
+            away = plane.cluster.restart_component("kube-apiserver", down_s=12)  # returns once /readyz answers ok
             answering = time.monotonic()
             plane.api().create(a_claim(f"back-{n}", namespace))
             wait_for(lambda: any(o["metadata"]["name"] == f"back-{n}" for o in claims.items()), timeout=60,
                      interval=0.02, what=f"claim back-{n} in the store")
             late.append(time.monotonic() - answering)
             assert away < 60
+        timings.update({f"watch_back_after_restart_{n}_s": seconds for n, seconds in enumerate(late)})
         assert max(late) < 2.0, late
         assert claims.stats["failures"] >= 2  # it did lose the server, each time
         lines = informer_lines(caplog)
