@@ -2,7 +2,8 @@
 
 ``explain(state, kind, namespace, name)`` reads a ``ClusterState`` (the objects and the scheduler's
 version and gates) and returns an ``Explanation``: the state (a template's claim not created yet, a
-DeviceClass missing, a claim reserved by another pod, allocated but not bound, pending, allocated),
+DeviceClass missing, a claim reserved by another pod, allocated but not bound, pending, allocated and
+starting or running, ended with what became of its claims),
 for pending pods the funnel per request recomputed with ``drawb.alloc`` and the first stage that
 empties, near misses and what would make it fit.
 """
