@@ -23,7 +23,8 @@ class Session:
     """One user's connection and settings, shared by the magics and the CLI."""
 
     namespace: str = option(DEFAULT_NAMESPACE, "namespace for what drawb creates, and the one the read commands "
-                            "show once you set it", short="-n")
+                            "show once you set it (a real cluster's kubeconfig context may set it, as for kubectl)",
+                            short="-n")
     scenario: str = option("default", "simulated scenario used when no kubeconfig is given")
     kubeconfig: str | None = option(None, "kubeconfig path of a real cluster")
     context: str | None = option(None, "kubeconfig context of a real cluster")
@@ -45,6 +46,7 @@ class Session:
     _live: object = field(default=None, repr=False)
     _failed: NotConnected | None = field(default=None, repr=False)  # the last explicit connect, when it failed
     _used: bool = field(default=False, repr=False)  # whether the cluster was read since ``mark_unused``
+    _cluster_namespace: str | None = field(default=None, repr=False)  # the namespace a kubeconfig context gave
 
     @property
     def cluster(self) -> WatchableCluster:
@@ -88,6 +90,7 @@ class Session:
 
         self.close()
         self._failed = None
+        self._take_namespace(None)
         replay = snapshot or (None if scenario else self.snapshot)
         if simulated or scenario or snapshot:
             self._cluster = connect(scenario=scenario or self.scenario, snapshot=replay)
@@ -99,7 +102,30 @@ class Session:
             if kubeconfig or context:  # an explicit connect; a configured one fails again on every use anyway
                 self._failed = exc
             raise
+        self._take_namespace(getattr(self._cluster, "default_namespace", None))
         return self._cluster
+
+    def settle_namespace(self) -> None:
+        """Before a command: the namespace option, left at its default, becomes the namespace of the kubeconfig
+        context the session is connected through (or will connect through: read without connecting), as for
+        kubectl; another cluster's is given back."""
+        if self._cluster is not None:
+            namespace = getattr(self._cluster, "default_namespace", None)
+        elif (self.kubeconfig or self.context) and not self.snapshot:
+            from drawb.cluster.kube.context import read_context
+
+            context = read_context(self.kubeconfig, self.context)
+            namespace = context.namespace if context is not None else None
+        else:
+            namespace = None
+        self._take_namespace(namespace)
+
+    def _take_namespace(self, namespace: str | None) -> None:
+        if self._cluster_namespace is not None and self.namespace == self._cluster_namespace:
+            self.namespace = DEFAULT_NAMESPACE  # the last context's namespace, not the user's choice
+        self._cluster_namespace = None
+        if namespace and self.namespace == DEFAULT_NAMESPACE:
+            self.namespace = self._cluster_namespace = namespace
 
     def timeouts(self):
         """The ``connect_timeout`` and ``read_timeout`` options as a ``drawb.cluster.kube.rest.Timeouts``."""

@@ -168,6 +168,7 @@ def run_line(
     else:
         args = cmd.parser(prog).parse_args(_split(tail))
     session.mark_unused()
+    session.settle_namespace()
     return with_source(session, cmd.run(session, args, cell))
 
 

@@ -56,6 +56,8 @@ class KubeCluster:
             ) from None
         remember_credentials(self.client.configuration)
         self.client.kube_context = kube_context  # a 401 names its user (rest.py)
+        # where commands work when given no namespace, as kubectl: the context's (None: `default`)
+        self.default_namespace = kube_context.namespace if kube_context is not None else None
         self.client.timeouts = timeouts or Timeouts()
         host = redact(self.client.configuration.host)
         self.description = f"cluster at {host}" + (f" (context {context})" if context else "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import yaml
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.kube_config import ConfigNode, KubeConfigMerger
 
@@ -58,7 +59,7 @@ def read_context(kubeconfig: str | None = None, context: str | None = None) -> K
     files = kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
     try:
         merger = KubeConfigMerger(files)
-    except (OSError, ValueError, ConfigException):  # yaml's errors are ValueErrors
+    except (OSError, ValueError, yaml.YAMLError, ConfigException):  # connecting names what is wrong
         return None
     if merger.config is None or not isinstance(merger.config.value, dict):
         return None
