@@ -1,0 +1,138 @@
+"""The one model of the Kubernetes minors drawb supports (1.34 to 1.37).
+
+``rules(version)`` answers everything that depends on the minor: each DRA feature gate's stage,
+default and lock (and which components read it, which fields it guards), the ``resource.k8s.io``
+versions a default API server serves, named behaviours (``has``), the allocator implementation the
+gates select, and the release whose facts these are. Every other module asks it; none compares
+minors itself. ``parse`` is the one parser for version strings.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from drawb.errors import DrawbError
+from drawb.versions import allocator
+from drawb.versions.facts import AVAILABLE, BEHAVIOURS, RELEASES, SERVED
+from drawb.versions.gates import Gate, gates_of
+from drawb.versions.parse import NotAKubernetesVersion, Version, parse
+
+__all__ = [
+    "DEFAULT", "Gate", "LockedFeatureGate", "NewerKubernetesVersion", "NotAKubernetesVersion", "Rules",
+    "UnknownFeatureGate", "UnsupportedKubernetesVersion", "Version", "known", "newest", "parse", "rules",
+]
+
+_MINORS = tuple(sorted(RELEASES))
+DEFAULT = f"1.{_MINORS[0]}"  # the rules drawb checks with when neither the user nor a cluster names a version
+
+
+class UnsupportedKubernetesVersion(DrawbError, ValueError):
+    """A Kubernetes version older than the oldest drawb models."""
+
+    hint = f"drawb models DRA as Kubernetes 1.{_MINORS[0]} to 1.{_MINORS[-1]} run it (resource.k8s.io/v1)"
+
+
+class NewerKubernetesVersion(UserWarning):
+    """A Kubernetes version newer than the newest drawb knows: checked with the newest known rules."""
+
+
+class UnknownFeatureGate(DrawbError, ValueError):
+    """A DRA feature gate that the Kubernetes minor in question does not have."""
+
+
+class LockedFeatureGate(DrawbError, ValueError):
+    """A gate set against its locked default: the component would refuse to start."""
+
+
+def known() -> list[str]:
+    """The minors drawb models, oldest first: ``["1.34", "1.35", "1.36", "1.37"]``."""
+    return [f"1.{minor}" for minor in _MINORS]
+
+
+def newest() -> str:
+    """The newest minor drawb knows."""
+    return f"1.{_MINORS[-1]}"
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What one Kubernetes minor does, as far as DRA goes."""
+
+    minor: str  # "1.36": the minor whose rules these are
+    number: int  # 36
+    release: str  # "v1.36.3": the release the facts come from
+    gates: Mapping[str, Gate] = field(repr=False)  # every DRA gate this minor has
+    served: tuple[str, ...] = ("v1",)  # resource.k8s.io versions a default API server serves
+    available: tuple[str, ...] = ("v1",)  # ... and those --runtime-config can turn on
+
+    def has(self, behaviour: str) -> bool:
+        """Whether this minor has a named behaviour (``drawb.versions.facts.BEHAVIOURS``)."""
+        try:
+            return self.number >= BEHAVIOURS[behaviour]
+        except KeyError:
+            raise KeyError(f"unknown behaviour {behaviour!r}; known: {', '.join(sorted(BEHAVIOURS))}") from None
+
+    def defaults(self) -> dict[str, bool]:
+        """Every gate's default."""
+        return {name: gate.default for name, gate in self.gates.items()}
+
+    def gate_values(self, overrides: Mapping[str, bool] | None = None) -> dict[str, bool]:
+        """Every DRA gate's value with ``overrides`` applied (gates outside DRA are ignored).
+
+        A DRA gate this minor does not have raises UnknownFeatureGate; a locked gate set against its
+        default raises LockedFeatureGate: the component would not start with either."""
+        values = self.defaults()
+        for name, value in (overrides or {}).items():
+            gate = self.gates.get(name)
+            if gate is None:
+                if is_dra_gate(name):
+                    raise UnknownFeatureGate(
+                        f"Kubernetes {self.minor} has no DRA feature gate {name!r}",
+                        hint=f"its DRA gates are {', '.join(sorted(self.gates))}")
+                continue
+            if gate.locked and bool(value) != gate.default:
+                raise LockedFeatureGate(
+                    f"feature gate {name} is locked to {str(gate.default).lower()} in Kubernetes {self.minor} "
+                    f"({gate.stage}); it cannot be set to {str(bool(value)).lower()}",
+                    hint=f"remove {name} from the feature gates")
+            values[name] = bool(value)
+        return values
+
+    def allocator_features(self, gate_values: Mapping[str, bool]) -> frozenset[str]:
+        """The scheduler's allocator features for these gate values."""
+        return allocator.features(self.number, gate_values)
+
+    def allocator(self, gate_values: Mapping[str, bool]) -> str | None:
+        """The allocator implementation (``stable``, ``incubating``, ``experimental``) these gates select."""
+        return allocator.implementation(self.number, self.allocator_features(gate_values))
+
+
+def is_dra_gate(name: str) -> bool:
+    """DRA's own gates: ``DynamicResourceAllocation`` and the ``DRA*`` gates."""
+    return name == "DynamicResourceAllocation" or name.startswith("DRA")
+
+
+@functools.lru_cache(maxsize=None)
+def _rules_of(number: int) -> Rules:
+    return Rules(minor=f"1.{number}", number=number, release=RELEASES[number], gates=gates_of(number),
+                 served=SERVED, available=AVAILABLE)
+
+
+def rules(version: str | Version) -> Rules:
+    """The rules of a Kubernetes version (``"1.36"``, ``"v1.36.3-gke.1200"``, ...).
+
+    Newer than the newest known: the newest known rules, with a NewerKubernetesVersion warning.
+    Older than the oldest known, or not 1.x: UnsupportedKubernetesVersion."""
+    parsed = version if isinstance(version, Version) else parse(version)
+    if parsed.major != 1 or parsed.minor < _MINORS[0]:
+        raise UnsupportedKubernetesVersion(
+            f"Kubernetes {parsed.minor_text} is older than drawb models (1.{_MINORS[0]} to 1.{_MINORS[-1]})")
+    if parsed.minor > _MINORS[-1]:
+        warnings.warn(NewerKubernetesVersion(
+            f"Kubernetes {parsed.minor_text} is newer than drawb knows ({newest()}): checking with {newest()} rules"),
+            stacklevel=2)
+        return _rules_of(_MINORS[-1])
+    return _rules_of(parsed.minor)

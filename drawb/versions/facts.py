@@ -1,0 +1,39 @@
+"""What else differs between the Kubernetes minors drawb knows: the release each minor's facts come
+from, the ``resource.k8s.io`` versions its API server has, and named behaviours with the minor they
+start in (code asks ``rules(v).has("...")``, never compares minors)."""
+
+from __future__ import annotations
+
+# The patch release whose facts drawb carries, per minor (the k8s.io/kubernetes module version the
+# tests read them from and the local control plane is built from).
+RELEASES: dict[int, str] = {34: "v1.34.4", 35: "v1.35.4", 36: "v1.36.3", 37: "v1.37.2"}
+
+# resource.k8s.io versions a default API server serves (pkg/controlplane's stable list) and those it
+# has but serves only when --runtime-config turns them on (its beta and alpha lists), the same in
+# every known minor.
+SERVED: tuple[str, ...] = ("v1",)
+AVAILABLE: tuple[str, ...] = ("v1", "v1beta2", "v1beta1", "v1alpha3")
+
+# Behaviours that are not feature gates, with the first minor that has each.
+BEHAVIOURS: dict[str, int] = {
+    # The API server's CEL compatibility version (one minor back) includes cel-go's ext.Lists
+    # (slice, flatten, sort, ...) for new selector expressions.
+    "cel.lists_library": 35,
+    # The scheduler turns list-valued attributes into CEL lists whatever DRAListTypeAttributes says
+    # (1.36 does it only with the gate on).
+    "cel.lists_always_converted": 37,
+    # A selector's "no such key" runtime error carries the scheduler's hint on `.?` and has().
+    "cel.no_such_key_hint": 37,
+    # apimachinery's too-long error reads "must have at most N bytes" (1.34: "may not be more than").
+    "api.too_long_must_have_at_most": 35,
+    # sharedCounters live in slices of their own, apart from devices (1.34 keeps them per slice).
+    "api.counter_sets_in_own_slices": 35,
+    # The API server drops distinctAttribute with DRAConsumableCapacity off (1.34 keeps it).
+    "api.distinct_attribute_gated": 35,
+    # DeviceTaintRule is served in resource.k8s.io/v1.
+    "api.device_taint_rule_v1": 37,
+    # The allocator sorts pools and slices by name before it searches (deterministic order).
+    "alloc.deterministic_order": 36,
+    # A selector's runtime error names the device it failed on.
+    "alloc.errors_name_device": 37,
+}

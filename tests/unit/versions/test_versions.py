@@ -1,0 +1,84 @@
+"""The versions model's contract: known minors, one parser, newer and older versions, gate values."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from drawb import versions
+from drawb.versions import (LockedFeatureGate, NewerKubernetesVersion, NotAKubernetesVersion, UnknownFeatureGate,
+                            UnsupportedKubernetesVersion)
+
+
+def test_known_minors_oldest_first():
+    assert versions.known() == ["1.34", "1.35", "1.36", "1.37"]
+    assert versions.newest() == "1.37"
+    assert versions.DEFAULT == "1.34"
+
+
+@pytest.mark.parametrize(("text", "minor", "patch", "suffix"), [
+    ("v1.36.3", 36, 3, ""), ("1.36", 36, None, ""), ("v1.36.3-gke.1200", 36, 3, "-gke.1200"),
+    ("v1.37.2+k3s1", 37, 2, "+k3s1"), (" 1.34.0 ", 34, 0, ""), ("v1.35.0-rc.1", 35, 0, "-rc.1"),
+    ("v1.34.4-eks-a1b2c3", 34, 4, "-eks-a1b2c3"),
+])
+def test_one_parser_reads_every_shape_servers_report(text, minor, patch, suffix):
+    parsed = versions.parse(text)
+    assert (parsed.major, parsed.minor, parsed.patch, parsed.suffix) == (1, minor, patch, suffix)
+    assert versions.rules(text).minor == f"1.{minor}"
+
+
+@pytest.mark.parametrize("text", ["", "1", "latest", "v1.x", "1.36.3.4", "version 1.36", None])
+def test_what_is_not_a_version_is_refused_by_name(text):
+    with pytest.raises(NotAKubernetesVersion, match="is not a Kubernetes version"):
+        versions.parse(text)
+
+
+def test_a_newer_version_gets_the_newest_rules_with_a_named_warning():
+    with pytest.warns(NewerKubernetesVersion, match=r"Kubernetes 1\.38 is newer than drawb knows \(1\.37\): "
+                                                    r"checking with 1\.37 rules"):
+        assert versions.rules("v1.38.0-beta.0").minor == "1.37"
+
+
+def test_a_known_version_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        versions.rules("1.37")
+
+
+@pytest.mark.parametrize("text", ["1.33", "v1.27.3", "2.0"])
+def test_an_older_version_is_refused_by_name(text):
+    with pytest.raises(UnsupportedKubernetesVersion, match="drawb models"):
+        versions.rules(text)
+
+
+def test_gate_values_apply_overrides_and_ignore_gates_outside_dra():
+    rules = versions.rules("1.34")
+    values = rules.gate_values({"DRAExtendedResource": True, "SomeOtherGate": True})
+    assert values["DRAExtendedResource"] is True and "SomeOtherGate" not in values
+    assert values["DRAPrioritizedList"] is True and values["DRADeviceTaints"] is False
+
+
+def test_a_dra_gate_the_minor_lacks_is_named_with_the_gates_it_has():
+    with pytest.raises(UnknownFeatureGate, match="Kubernetes 1.35 has no DRA feature gate 'DRAListTypeAttributes'") as e:
+        versions.rules("1.35").gate_values({"DRAListTypeAttributes": True})
+    assert "DRADeviceTaintRules" in e.value.hint
+
+
+def test_a_locked_gate_cannot_be_turned_against_its_default():
+    with pytest.raises(LockedFeatureGate, match="locked to true in Kubernetes 1.37"):
+        versions.rules("1.37").gate_values({"DRAExtendedResource": False})
+    assert versions.rules("1.37").gate_values({"DRAExtendedResource": True})["DRAExtendedResource"]
+
+
+def test_behaviours_are_named_and_unknown_names_fail():
+    assert not versions.rules("1.34").has("cel.lists_library") and versions.rules("1.35").has("cel.lists_library")
+    with pytest.raises(KeyError, match="unknown behaviour"):
+        versions.rules("1.36").has("no.such.behaviour")
+
+
+@pytest.mark.parametrize(("minor", "impl"), [("1.34", "experimental"), ("1.35", "incubating"),
+                                              ("1.36", "incubating"), ("1.37", "incubating")])
+def test_default_gates_select_the_scheduler_allocator(minor, impl):
+    rules = versions.rules(minor)
+    assert rules.allocator(rules.gate_values()) == impl
