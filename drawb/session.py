@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
 
-from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
+from drawb import versions
 from drawb.cluster.protocol import NotConnected, WatchableCluster
 from drawb.errors import PROG, UsageError
 
@@ -29,7 +29,7 @@ class Session:
     kubeconfig: str | None = option(None, "kubeconfig path of a real cluster")
     context: str | None = option(None, "kubeconfig context of a real cluster")
     snapshot: str | None = option(None, "a snapshot file (`snapshot save`) to replay in the simulated cluster")
-    kubernetes_version: str = option(DEFAULT_KUBERNETES_VERSION, "Kubernetes version whose rules drawb checks against")
+    kubernetes_version: str = option(versions.DEFAULT, "Kubernetes version whose rules drawb checks against")
     template_dir: str | None = option(None, "a folder of your own manifest templates")
     progress_bar: str = option("auto", "a progress bar on stderr when validate or apply runs over 2 s: auto (in a "
                                "terminal or a notebook), always, or never")

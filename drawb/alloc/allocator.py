@@ -17,7 +17,7 @@ from drawb.alloc.selectors import evaluator_for
 from drawb.alloc.state import AllocatedState, gather_allocated
 from drawb.alloc.validation import validate
 from drawb.alloc.versions import Flavor, flavor as resolve_flavor
-from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
+from drawb import versions
 
 Obj = Mapping[str, Any]
 
@@ -29,7 +29,7 @@ def allocate(
     slices: Iterable[Obj],
     classes: Iterable[Obj],
     allocated: Iterable[Obj] = (),
-    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    kubernetes_version: str = versions.DEFAULT,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> list[dict] | None:
     """Allocate ``claims`` together on ``node`` as the scheduler of ``kubernetes_version`` does.
@@ -69,7 +69,7 @@ class Allocator:
     """
 
     def __init__(self, claims: Sequence[Obj], *, slices: Iterable[Obj], classes: Iterable[Obj],
-                 allocated: Iterable[Obj] = (), kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+                 allocated: Iterable[Obj] = (), kubernetes_version: str = versions.DEFAULT,
                  feature_gates: Mapping[str, bool] | None = None) -> None:  # fmt: skip
         chosen = resolve_flavor(kubernetes_version, feature_gates)
         state = gather_allocated(allocated, dict(chosen.gates).get("DRAConsumableCapacity", False))

@@ -54,14 +54,14 @@ def use_milli(valid_range: Mapping[str, Any], fractional: bool) -> bool:
     return True
 
 
-def _round_up_range(requested: Quantity, valid_range: Mapping[str, Any], minor: int, fractional: bool) -> Quantity:
+def _round_up_range(requested: Quantity, valid_range: Mapping[str, Any], checked: bool, fractional: bool) -> Quantity:
     minimum = q(valid_range["min"])
     if requested.compare_to(minimum) < 0:
         return minimum
     if valid_range.get("step") is None:
         return requested
     step_q = q(valid_range["step"])
-    fmt = step_q.format if minor >= 37 else Format.BINARY_SI
+    fmt = step_q.format if checked else Format.BINARY_SI
     if use_milli(valid_range, fractional):
         wanted = _milli(requested)
         if wanted is None:
@@ -75,14 +75,14 @@ def _round_up_range(requested: Quantity, valid_range: Mapping[str, Any], minor: 
         if value % 1000 == 0:
             return Quantity.from_int(value // 1000, fmt)
         return Quantity.from_scaled(value, -3, fmt)
-    if minor >= 37 and requested.compare_to(Quantity.from_int(INT64_MAX)) > 0:
+    if checked and requested.compare_to(Quantity.from_int(INT64_MAX)) > 0:
         raise NotRepresentable(f"request {requested} exceeds MaxInt64")
     step, low = _ceil_int(step_q), _ceil_int(minimum)
     added = _ceil_int(requested) - low
     n = _go_div(added, step)
     if _go_mod(added, step) != 0:
         n += 1
-    if minor >= 37 and low >= 0 and n > _go_div(INT64_MAX - low, step):
+    if checked and low >= 0 and n > _go_div(INT64_MAX - low, step):
         raise NotRepresentable(f"rounding request {requested} up to the next step passes MaxInt64")
     return Quantity.from_int(low + step * n, fmt)
 
@@ -97,7 +97,7 @@ def _go_mod(a: int, b: int) -> int:
     return a - b * _go_div(a, b)
 
 
-def consumed_for(requested: Quantity | None, capacity: Mapping[str, Any], minor: int = 34, fractional: bool = False) -> Quantity:
+def consumed_for(requested: Quantity | None, capacity: Mapping[str, Any], checked: bool = False, fractional: bool = False) -> Quantity:
     """What one allocation consumes of one capacity (``calculateConsumedCapacity``)."""
     policy = capacity.get("requestPolicy")
     if requested is None:
@@ -108,7 +108,7 @@ def consumed_for(requested: Quantity | None, capacity: Mapping[str, Any], minor:
         return requested
     valid_range = policy.get("validRange")
     if valid_range is not None and valid_range.get("min") is not None:
-        return _round_up_range(requested, valid_range, minor, fractional)
+        return _round_up_range(requested, valid_range, checked, fractional)
     if policy.get("validValues") is not None:
         for value in policy["validValues"]:
             if requested.compare_to(q(value)) <= 0:
@@ -156,7 +156,7 @@ class UnknownCapacity(Exception):
 
 
 def fits(allocated: Consumed | None, requested: dict[str, Quantity], device: Mapping[str, Any], allocating: Consumed | None,
-         minor: int = 34, fractional: bool = False) -> bool:  # fmt: skip
+         checked: bool = False, fractional: bool = False) -> bool:  # fmt: skip
     """Whether the request fits in what is left of the device's capacity (``CmpRequestOverCapacity``);
     UnknownCapacity when it names a capacity the device lacks, NotRepresentable (1.37) when the
     rounding cannot be computed."""
@@ -166,10 +166,10 @@ def fits(allocated: Consumed | None, requested: dict[str, Quantity], device: Map
     uses = {}
     for name, capacity in capacities.items():
         try:
-            use = consumed_for(requested.get(name), capacity, minor, fractional)
+            use = consumed_for(requested.get(name), capacity, checked, fractional)
         except NotRepresentable as err:
             raise NotRepresentable(f'capacity "{name}": {CANNOT_REPRESENT}: {err}') from None
-        if minor >= 37 and use.sign < 0:
+        if checked and use.sign < 0:
             raise NotRepresentable(f'capacity "{name}": capacity value is negative')
         uses[name] = use
     for name, capacity in capacities.items():
@@ -186,9 +186,9 @@ def fits(allocated: Consumed | None, requested: dict[str, Quantity], device: Map
     return True
 
 
-def consumption(requested: dict[str, Quantity], device: Mapping[str, Any], minor: int = 34, fractional: bool = False) -> Consumed:
+def consumption(requested: dict[str, Quantity], device: Mapping[str, Any], checked: bool = False, fractional: bool = False) -> Consumed:
     """What an allocation of the device consumes of each of its capacities."""
-    return {name: consumed_for(requested.get(name), cap, minor, fractional) for name, cap in (device.get("capacity") or {}).items()}
+    return {name: consumed_for(requested.get(name), cap, checked, fractional) for name, cap in (device.get("capacity") or {}).items()}
 
 
 def add(into: dict[tuple, Consumed], device_id: tuple, consumed: Consumed) -> None:

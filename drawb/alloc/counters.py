@@ -33,16 +33,16 @@ def _quantity(counter: Mapping[str, Any]) -> Quantity:
 class CounterBook:
     """Counter bookkeeping for one allocation attempt."""
 
-    def __init__(self, is_allocated: Callable[[DeviceID], bool], minor: int) -> None:
+    def __init__(self, is_allocated: Callable[[DeviceID], bool], scope: str) -> None:
         self.is_allocated = is_allocated
-        self.minor = minor
+        self.scope = scope  # the allocator rules' counter_scope: "slice", "pool" or "driver-pool"
         self.available: dict[Any, Counters] = {}
         self.consumed: dict[Any, Counters] = {}
 
     def _scope(self, candidate: Any, pool: Any) -> Any:
-        if self.minor == 34:
+        if self.scope == "slice":
             return (candidate.slice.get("metadata") or {}).get("name", "")
-        if self.minor == 35:
+        if self.scope == "pool":
             return pool.name
         return (pool.driver, pool.name)
 
@@ -50,7 +50,7 @@ class CounterBook:
         cached = self.available.get(scope)
         if cached is not None:
             return cached
-        if self.minor == 34:
+        if self.scope == "slice":
             counter_sets = (candidate.slice.get("spec") or {}).get("sharedCounters") or []
             slices = [candidate.slice]
         else:

@@ -20,6 +20,7 @@ from typing import Any
 from drawb.alloc.errors import AllocationError
 from drawb.alloc.nodes import NodeSelectorError, node_matches
 from drawb.alloc.slices import info
+from drawb.alloc.rules import rules_for
 from drawb.alloc.versions import Flavor
 
 
@@ -117,7 +118,7 @@ def _check(pool: Pool) -> None:
 
 def random_pool_order(flavor: Flavor) -> bool:
     """Whether Go's pool order is random (map order) for this allocator."""
-    return flavor.minor <= 35 or flavor.impl == "stable"
+    return rules_for(flavor).random_pool_order
 
 
 PoolSlices = Callable[[str, str], Sequence[Mapping[str, Any]]]
@@ -125,9 +126,7 @@ PoolSlices = Callable[[str, str], Sequence[Mapping[str, Any]]]
 
 def counters_anywhere(flavor: Flavor) -> bool:
     """Whether the pool gathering takes counter slices from every node, not just the target's."""
-    if flavor.minor == 34 or (flavor.minor == 35 and flavor.impl == "stable"):
-        return False
-    return flavor.minor < 37 or flavor.impl == "stable"
+    return rules_for(flavor).counters_anywhere
 
 
 def gather_pools(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None, flavor: Flavor,
@@ -138,9 +137,10 @@ def gather_pools(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | 
     (in their order); then ``slices`` need only hold the slices that can target the node (see
     ``drawb.alloc.index``), and a pool that looks incomplete from the node is completed from it."""
     every = pool_slices or (lambda driver, pool: slices)
-    if flavor.minor == 34:
+    gathering = rules_for(flavor).pool_gathering
+    if gathering == "slice-counters":
         return _gather_34(slices, node, flavor)
-    if flavor.minor == 35 and flavor.impl == "stable":
+    if gathering == "node-slices":
         return _gather_35_stable(slices, node, flavor, every)
     return _gather(slices, node, flavor, every)
 
@@ -242,10 +242,11 @@ def _consumption_error(counter_sets: dict[str, Mapping[str, Any]], slices: Seque
 
 def _build(pool: Pool, flavor: Flavor, every: list[Mapping[str, Any]] | None) -> Pool:
     """Split counter-set slices from device slices and validate names and counter references (``buildPool``)."""
-    if flavor.minor >= 37 and flavor.impl != "stable":
+    rules = rules_for(flavor)
+    if rules.build_37:
         return _build_37(pool, flavor, every)
     slices = pool.slices
-    sort_slices = flavor.minor >= 36 and flavor.impl != "stable"
+    sort_slices = rules.sort_slices
     if flavor.has("PartitionableDevices"):
         device_slices = [s for s in slices if not _spec(s).get("sharedCounters")]
         counter_slices = [s for s in slices if _spec(s).get("sharedCounters")]
@@ -333,13 +334,13 @@ def _gather(slices: Sequence[Mapping[str, Any]], node: Mapping[str, Any] | None,
     """1.35 incubating and experimental, 1.36+: counter-set slices count for the whole pool, and a pool
     that looks incomplete from this node is completed from the slices targeting other nodes."""
     partitionable = flavor.has("PartitionableDevices")
-    binding_last = flavor.impl == "experimental" or (flavor.minor >= 36 and flavor.impl == "incubating")
-    binding_slices_last = flavor.minor == 35 and flavor.impl == "experimental"
+    rules = rules_for(flavor)
+    binding_last, binding_slices_last = rules.binding_last, rules.binding_slices_last
     pools: dict[tuple[str, str], Pool] = {}
     later: list[Mapping[str, Any]] = []
     # Until 1.36 (and in stable 1.37) counter-set slices count wherever they are.
     anywhere = counters_anywhere(flavor)
-    ignore_groups = flavor.minor >= 37 and not flavor.has("CompatibilityGroups")
+    ignore_groups = rules.ignore_compatibility_groups
     for slice_ in slices:
         extracted = info(slice_)
         if not partitionable and (extracted.per_device_set or extracted.shared_counters):

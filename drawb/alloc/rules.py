@@ -45,6 +45,19 @@ class Rules:
     node_operations: bool  # 1.37 experimental: slices may skip node operations (DRAOptionalNodeOperations)
     config_once: bool  # 1.37: a claim config is added once, and covers-all configs lose ``requests``
     invalid_pools_fail_node: bool  # when nothing fits and some pool is invalid: unschedulable here (1.35+)
+    checked_range_arithmetic: bool  # 1.37: capacity rounding keeps the step's format, refuses overflow and negatives
+    counter_scope: str  # where counter sets are counted: "slice" (1.34), "pool" (1.35, by name), "driver-pool"
+    subrequest_capacity_error: bool  # 1.35+: a capacity request's gate error names the subrequest
+    derived_gate_error: bool  # 1.37: a request with derived attributes needs DRADerivedAttributes
+    all_mode_capacity_state: bool  # before 1.37: "All" mode checks capacity against what is already allocated
+    pool_gathering: str  # "slice-counters" (1.34), "node-slices" (1.35 stable) or "whole-pool": buildPools variant
+    random_pool_order: bool  # Go's pool order is map order (1.34, 1.35, stable)
+    counters_anywhere: bool  # counter-set slices count wherever they are, not only the target node's
+    build_37: bool  # 1.37 incubating/experimental buildPool
+    sort_slices: bool  # 1.36+ (not stable): a pool's slices are sorted by name
+    binding_last: bool  # devices with binding conditions are tried last
+    binding_slices_last: bool  # 1.35 experimental: slices with binding conditions are tried last
+    ignore_compatibility_groups: bool  # 1.37 without DRADeviceCompatibilityGroups: the groups are dropped
 
     @staticmethod
     def kobj(claim) -> str:
@@ -58,6 +71,7 @@ def rules_for(flavor: Flavor) -> Rules:
     experimental = impl == "experimental"
     legacy = minor == 34 or (minor == 35 and impl == "stable")
     has_capacity_code = experimental or (impl == "incubating" and minor >= 36)
+    stable = impl == "stable"
     return Rules(
         flavor=flavor,
         max_size_error=impl != "stable" or minor >= 36,
@@ -90,4 +104,17 @@ def rules_for(flavor: Flavor) -> Rules:
         node_operations=minor >= 37 and experimental,
         config_once=minor >= 37,
         invalid_pools_fail_node=minor >= 35,
+        checked_range_arithmetic=minor >= 37,
+        counter_scope="slice" if minor == 34 else "pool" if minor == 35 else "driver-pool",
+        subrequest_capacity_error=minor >= 35,
+        derived_gate_error=minor >= 37,
+        all_mode_capacity_state=minor < 37,
+        pool_gathering="slice-counters" if minor == 34 else "node-slices" if minor == 35 and stable else "whole-pool",
+        random_pool_order=minor <= 35 or stable,
+        counters_anywhere=not (minor == 34 or (minor == 35 and stable)) and (minor < 37 or stable),
+        build_37=minor >= 37 and not stable,
+        sort_slices=minor >= 36 and not stable,
+        binding_last=experimental or (minor >= 36 and impl == "incubating"),
+        binding_slices_last=minor == 35 and experimental,
+        ignore_compatibility_groups=minor >= 37 and not flavor.has("CompatibilityGroups"),
     )

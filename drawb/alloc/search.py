@@ -62,7 +62,7 @@ class Search:
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, cap.Consumed] = {}
-        self.counters = CounterBook(self._counts_as_allocated, rules.flavor.minor)
+        self.counters = CounterBook(self._counts_as_allocated, rules.counter_scope)
         self.compatibility = CompatibilityBook(self._counts_as_allocated)
         self.derived = DerivedAttributes(rules.flavor.minor)
         self.matches: dict[tuple, bool] = {}
@@ -109,7 +109,7 @@ class Search:
         try:
             return cap.fits(self.state.capacity.get(device_id) if state else None, cap.requests_of(data.request.capacity),
                             device, self.allocating_capacity.get(device_id) if state else None,
-                            rules.flavor.minor, rules.fractional)  # fmt: skip
+                            rules.checked_range_arithmetic, rules.fractional)  # fmt: skip
         except cap.UnknownCapacity:
             return False
         except cap.NotRepresentable as err:
@@ -331,7 +331,8 @@ class Search:
                 reject()
                 return None
             if shared:
-                consumed = cap.consumption(cap.requests_of(request.capacity), device, rules.flavor.minor, rules.fractional)
+                consumed = cap.consumption(cap.requests_of(request.capacity), device, rules.checked_range_arithmetic,
+                                           rules.fractional)
                 share_id = self._share_id(claim_i, data, device_id)
                 cap.add(self.allocating_capacity, device_id, consumed)
 

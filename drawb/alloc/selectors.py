@@ -16,14 +16,15 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from drawb import versions
 from drawb.alloc.errors import AllocationError
 from drawb.cel import CELCompileError, Selector, compile_selector
-from drawb.cel.env import GATE_DEFAULTS
+from drawb.cel.env import CEL_GATES
 from drawb.cel.device import from_json
 from drawb.cel.selector import enhance_runtime_error
 from drawb.cel.values import CelError
 
-_CEL_GATES = frozenset(GATE_DEFAULTS)
+_CEL_GATES = frozenset(CEL_GATES)
 
 
 @lru_cache(maxsize=4096)
@@ -65,7 +66,7 @@ class SelectorEvaluator:
 
     def __init__(self, minor: int, gates: tuple[tuple[str, bool], ...]) -> None:
         self.version = f"1.{minor}"
-        self.names_device = minor >= 37  # runtime errors name the device from 1.37
+        self.names_device = versions.rules(self.version).has("alloc.errors_name_device")
         self.gates = tuple((g, v) for g, v in gates if g in _CEL_GATES)
 
     def _device_variables(self, device: Mapping[str, Any], driver: str, compiled: Selector) -> dict[str, Any]:

@@ -37,7 +37,7 @@ def validate(search: Search, classes: Mapping[str, Mapping[str, Any]]) -> None:
             if rules.capacity_gate_check and not rules.flavor.has("ConsumableCapacity") and _has_capacity(request):
                 exact = (request.get("exactly") or {}).get("capacity") is not None
                 where = f"request {name}"
-                if rules.flavor.minor >= 35 and not exact:
+                if rules.subrequest_capacity_error and not exact:
                     sub = next(s for s in subrequests if s.get("capacity") is not None)
                     where = f"subrequest {sub.get('name', '')}"
                 raise AllocationError(
@@ -85,7 +85,7 @@ def _validate_request(search: Search, classes: Mapping[str, Mapping[str, Any]], 
     claim = search.claims[claim_i]
     rules = search.rules
     data = RequestData(request=request, parent=parent)
-    if request.derived and not rules.flavor.has("DerivedAttributes") and rules.flavor.minor >= 37:
+    if request.derived and not rules.flavor.has("DerivedAttributes") and rules.derived_gate_error:
         raise AllocationError(
             f"claim {kobj(claim)}, request {request.name}: cannot handle request with derived attributes, the feature is disabled"
         )
@@ -125,7 +125,7 @@ def _validate_request(search: Search, classes: Mapping[str, Mapping[str, Any]], 
                 if not search.selectable(key, data, candidate):
                     continue
                 if rules.consumable_capacity and not search.capacity_fits(data, candidate.device, candidate.id, claim_i,
-                                                                         state=rules.flavor.minor < 37):
+                                                                         state=rules.all_mode_capacity_state):
                     continue
                 data.all_devices.append(candidate)
         data.num_devices = len(data.all_devices)

@@ -73,9 +73,9 @@ class Outcome:
 def _choices(spec: ClaimSpec, frame: pd.DataFrame, classes: list[dict], version: str,
              gates: Mapping[str, bool] | None) -> list[ChoiceOutcome]:
     from drawb.cel import preview
-    from drawb.cel.env import GATE_DEFAULTS
+    from drawb.cel.env import CEL_GATES
 
-    gates = {k: v for k, v in (gates or {}).items() if k in GATE_DEFAULTS} or None  # those the CEL environment reads
+    gates = {k: v for k, v in (gates or {}).items() if k in CEL_GATES} or None  # those the CEL environment reads
     known = {(c.get("metadata") or {}).get("name") for c in classes}
     out = []
     for request in spec.requests:

@@ -13,62 +13,49 @@ from typing import Mapping
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
+from drawb import versions
 from drawb.cel import device, library
 from drawb.cel.spec import EnvSpec
 from drawb.errors import DrawbError
 
-SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37")
-
-# Feature gates that change the DRA CEL environment, with the minor version from which each is on
-# by default (None: never on by default in the supported versions).
-GATE_DEFAULTS = {"DRAConsumableCapacity": 36, "DRAListTypeAttributes": None}
+# The feature gates that change the DRA CEL environment.
+CEL_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
 
 
 class UnsupportedEnvironment(DrawbError, ValueError):
     """A Kubernetes version or feature gate that drawb's DRA CEL environment does not model."""
 
-    hint = "drawb models Kubernetes 1.34 to 1.37 and their DRA feature gates"
+    hint = f"drawb models Kubernetes {versions.known()[0]} to {versions.newest()} and their DRA feature gates"
 
 
-def parse_minor(kubernetes_version: str) -> int:
-    """`"1.34"` (or `"v1.34.2"`) -> 34; raises UnsupportedEnvironment for versions drawb does not model."""
-    text = kubernetes_version.lstrip("v")
-    parts = text.split(".")
-    if len(parts) < 2 or parts[0] != "1" or not parts[1].isdigit():
-        raise UnsupportedEnvironment(f"kubernetes_version {kubernetes_version!r}: expected a version like '1.34'")
-    minor = int(parts[1])
-    if not 34 <= minor <= 37:
-        raise UnsupportedEnvironment(
-            f"kubernetes_version {kubernetes_version!r}: drawb models the DRA CEL environment of "
-            f"{', '.join(SUPPORTED_VERSIONS)}"
-        )
-    return minor
-
-
-def gate_enabled(name: str, minor: int, feature_gates: Mapping[str, bool] | None) -> bool:
-    """A feature gate's value: the explicit setting, else its default in that minor version."""
-    if feature_gates and name in feature_gates:
-        return bool(feature_gates[name])
-    since = GATE_DEFAULTS[name]
-    return since is not None and minor >= since
+def environment_rules(kubernetes_version: str) -> versions.Rules:
+    """The rules of the version whose CEL environment applies; UnsupportedEnvironment for one drawb does not
+    model (a version newer than drawb knows gets the newest known environment, with a warning)."""
+    try:
+        return versions.rules(kubernetes_version)
+    except (versions.NotAKubernetesVersion, versions.UnsupportedKubernetesVersion) as exc:
+        raise UnsupportedEnvironment(f"kubernetes_version {kubernetes_version!r}: {exc}") from None
 
 
 def env_spec(kubernetes_version: str, stored: bool, feature_gates: Mapping[str, bool] | None) -> EnvSpec:
-    """Resolve version, stored flag and gates into the environment's declarations."""
-    unknown = set(feature_gates or ()) - set(GATE_DEFAULTS)
-    if unknown:
-        raise UnsupportedEnvironment(f"unknown feature gate(s) {sorted(unknown)}; known: {sorted(GATE_DEFAULTS)}")
-    minor = parse_minor(kubernetes_version)
-    list_gate = gate_enabled("DRAListTypeAttributes", minor, feature_gates)
-    convert_lists = minor >= 37 or (minor == 36 and list_gate)
+    """Resolve version, stored flag and gates into the environment's declarations (gates the CEL
+    environment does not read are ignored)."""
+    rules = environment_rules(kubernetes_version)
+    try:
+        gates = rules.gate_values({g: v for g, v in (feature_gates or {}).items() if g in CEL_GATES})
+    except (versions.UnknownFeatureGate, versions.LockedFeatureGate) as exc:
+        raise UnsupportedEnvironment(str(exc), hint=exc.hint) from None
+    list_types = "DRAListTypeAttributes" in rules.gates  # list-valued attributes exist in this minor
+    list_gate = gates.get("DRAListTypeAttributes", False)
+    convert_lists = rules.has("cel.lists_always_converted") or list_gate
     if stored:
-        return EnvSpec(minor, True, True, minor >= 36, True, convert_lists)
+        return EnvSpec(rules.number, True, True, list_types, True, convert_lists)
     return EnvSpec(
-        minor,
+        rules.number,
         False,
-        gate_enabled("DRAConsumableCapacity", minor, feature_gates),
-        minor >= 36 and list_gate,
-        minor - 1 >= 34,
+        gates["DRAConsumableCapacity"],
+        list_types and list_gate,
+        rules.has("cel.lists_library"),
         convert_lists,
     )
 

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
+from drawb import versions
 from drawb.cel.selector import CELCompileError, Selector, compile_selector
 from drawb.cel.vector import outcome
 from drawb.errors import PROG, DrawbError
@@ -153,7 +153,7 @@ def select(
     frame: pd.DataFrame,
     expression: str | Selector | Sequence[str | Selector],
     *,
-    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    kubernetes_version: str = versions.DEFAULT,
     stored: bool = False,
     feature_gates: Mapping[str, bool] | None = None,
     class_selectors: Iterable[str | Selector] = (),
@@ -199,7 +199,7 @@ def preview(
     *,
     device_classes: Iterable[Mapping[str, Any]] = (),
     class_name: str | None = None,
-    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    kubernetes_version: str = versions.DEFAULT,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> SelectResult:
     """`select` for the notebook: a compile error is returned in the result (shown with its caret), not raised."""

@@ -6,10 +6,11 @@ the checks themselves are in `diagnostics`, `validators` and `rewrite` (see the 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
+from drawb import versions
 from drawb.cel.ast import CheckedAst, Type, decode_checked, go_type_string
 from drawb.cel.device import from_json
 from drawb.cel.diagnostics import format_issue, issues_text
@@ -28,8 +29,9 @@ NO_SUCH_KEY_HINT = (
     "for optional fields"
 )
 # The scheduler adds the hint from Kubernetes 1.37 on (k8s.io/dynamic-resource-allocation/cel's
-# EnhanceRuntimeError, first in v0.37.0; v0.34.x-v0.36.x report the bare "no such key: x").
-NO_SUCH_KEY_HINT_SINCE = 37
+# EnhanceRuntimeError, first in v0.37.0; v0.34.x-v0.36.x report the bare "no such key: x"):
+# drawb.versions' behaviour "cel.no_such_key_hint".
+_NEWEST = versions.rules(versions.newest()).number
 
 
 class CELCompileError(DrawbError, ValueError):
@@ -45,17 +47,22 @@ class CELCompileError(DrawbError, ValueError):
 class CELEvalError(DrawbError, RuntimeError):
     """Evaluating the selector on a device fails in the scheduler (the allocation attempt aborts)."""
 
-    def __init__(self, message: str, minor: int = NO_SUCH_KEY_HINT_SINCE) -> None:
+    def __init__(self, message: str, minor: int = _NEWEST) -> None:
         super().__init__(enhance_runtime_error(message, minor))
         self.raw = message
 
 
-def enhance_runtime_error(message: str, minor: int = NO_SUCH_KEY_HINT_SINCE) -> str:
+def enhance_runtime_error(message: str, minor: int = _NEWEST) -> str:
     """The message as the scheduler of Kubernetes 1.`minor` reports it: 1.37+ hints at `.?`/`has()`
     for missing keys (idempotent); earlier versions report it unchanged."""
-    if minor >= NO_SUCH_KEY_HINT_SINCE and "no such key:" in message and NO_SUCH_KEY_HINT not in message:
+    if "no such key:" in message and NO_SUCH_KEY_HINT not in message and _hints(minor):
         return message + NO_SUCH_KEY_HINT
     return message
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(minor: int) -> bool:
+    return versions.rules(f"1.{minor}").has("cel.no_such_key_hint")
 
 
 def result_to_bool(value: Any) -> bool:
@@ -123,7 +130,7 @@ class Selector:
 def compile_selector(
     expression: str,
     *,
-    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    kubernetes_version: str = versions.DEFAULT,
     stored: bool = False,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> Selector:
@@ -133,7 +140,8 @@ def compile_selector(
         raise TypeError(f"expression must be a str, not {type(expression).__name__}")
     if len(expression.encode("utf-8")) > MAX_EXPRESSION_BYTES and not stored:
         # apimachinery's field.TooLong wording changed after 1.34
-        limit = "may not be more than" if spec.minor <= 34 else "must have at most"
+        too_long = versions.rules(f"1.{spec.minor}").has("api.too_long_must_have_at_most")
+        limit = "must have at most" if too_long else "may not be more than"
         raise CELCompileError(f"{limit} {MAX_EXPRESSION_BYTES} bytes", expression, "length")
     return _compile(expression, spec)
 
@@ -141,7 +149,7 @@ def compile_selector(
 def evaluate_expression(
     expression: str,
     *,
-    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    kubernetes_version: str = versions.DEFAULT,
     stored: bool = True,
     feature_gates: Mapping[str, bool] | None = None,
     device: Mapping[str, Any] | None = None,

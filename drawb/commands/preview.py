@@ -111,14 +111,17 @@ def workload_for(session: Session, target: str | None, file: str | None, namespa
 def plan_state(session: Session) -> tuple[PlanState, str, bool]:
     """The cluster now, under its version and gates; its description; whether it is simulated."""
     from drawb.plan import PlanState
+    from drawb.plan.target import scheduler_target
 
     cluster = session.cluster
     version = cluster.server_version()
+    target = scheduler_target(cluster, session.kubernetes_version)
     state = PlanState(nodes=cluster.list("Node"), slices=cluster.list("ResourceSlice"),
                       classes=cluster.list("DeviceClass"), claims=cluster.list("ResourceClaim"),
-                      kubernetes_version=version, feature_gates=cluster.feature_gates_metric())
+                      kubernetes_version=target.kubernetes_version, feature_gates=target.feature_gates)
     description = cluster.description
-    return state, f"{description}, Kubernetes {version}", description.startswith("simulated")
+    rules = f"; checked with {target.kubernetes_version} rules" if target.newer_than_known else ""
+    return state, f"{description}, Kubernetes {version}{rules}", description.startswith("simulated")
 
 
 def preview_workload(session: Session, workload: Workload) -> Report:

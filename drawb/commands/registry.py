@@ -14,10 +14,13 @@ import difflib
 import importlib
 import json
 import shlex
+import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from drawb import versions
 from drawb.errors import UsageError
 from drawb.session import Session
 
@@ -169,7 +172,23 @@ def run_line(
         args = cmd.parser(prog).parse_args(_split(tail))
     session.mark_unused()
     session.settle_namespace()
-    return with_source(session, cmd.run(session, args, cell))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", versions.NewerKubernetesVersion)
+        result = cmd.run(session, args, cell)
+    _show_warnings(caught)
+    return with_source(session, result)
+
+
+def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """drawb's own version warnings as one plain line each (once); any other warning as Python shows it."""
+    seen = set()
+    for w in caught:
+        if issubclass(w.category, versions.NewerKubernetesVersion):
+            if str(w.message) not in seen:
+                seen.add(str(w.message))
+                print(f"Warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
 
 
 def _parse_with_raw_rest(cmd: Command, text: str, prog: str) -> argparse.Namespace:

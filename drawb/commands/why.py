@@ -85,23 +85,15 @@ def _from_file(path: str) -> tuple[str, str, str | None]:
 def read_state(session: Session, namespace: str | None = None):
     """The objects and the scheduler's version and gates, read from the connected cluster (the events
     of ``namespace`` only, when given: an explanation reads those of the one pod it explains)."""
-    from drawb.alloc.versions import minor_of
-    from drawb.api.gates import DRA_GATES
-    from drawb.errors import DrawbError
     from drawb.explain import ClusterState
+    from drawb.plan.target import scheduler_target
 
     cluster = session.cluster
-    version = session.kubernetes_version
-    try:
-        version = f"1.{minor_of(cluster.server_version())}"
-    except DrawbError:
-        pass
-    metric = cluster.feature_gates_metric()
-    gates = {g: v for g, v in metric.items() if g in DRA_GATES} if metric else None
+    target = scheduler_target(cluster, session.kubernetes_version)
     return ClusterState(
         pods=cluster.list("Pod"), claims=cluster.list("ResourceClaim"), slices=cluster.list("ResourceSlice"),
         classes=cluster.list("DeviceClass"), nodes=cluster.list("Node"),
         templates=cluster.list("ResourceClaimTemplate"), events=cluster.list("Event", namespace),
-        kubernetes_version=version, feature_gates=gates,
+        kubernetes_version=target.kubernetes_version, feature_gates=target.feature_gates,
         simulated=cluster.description.startswith("simulated"),
     )

@@ -87,7 +87,7 @@ def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False
     version = cluster.server_version()
     simulated = type(cluster).__module__.startswith("drawb.cluster.sim")
     report = Report(cluster=cluster.description, server_version=version, simulated=simulated)
-    minor = check_version(report, version)
+    rules = check_version(report, version)
     versions = cluster.group_versions("resource.k8s.io")
     if check_api(report, versions):
         snapshot = _snapshot(cluster, namespace)
@@ -100,8 +100,8 @@ def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False
         if readable("ResourceSlice"):
             check_pools(report, snapshot)
         report.feature_gates_metric = cluster.feature_gates_metric()
-        outcomes = check_gates(report, cluster, namespace, minor, report.feature_gates_metric)
-        check_taint_rules(report, minor, outcomes["DRADeviceTaints"].state == ON, versions)
+        outcomes = check_gates(report, cluster, namespace, rules, report.feature_gates_metric)
+        check_taint_rules(report, rules, outcomes["DRADeviceTaints"].state == ON, versions)
         if readable("Node", "ResourceSlice"):
             check_double_booking(report, snapshot)
         if readable("Pod", "ResourceClaim"):

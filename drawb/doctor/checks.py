@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from drawb.api.gates import DRA_GATES
 from drawb.api.quantity import Quantity, QuantityError
 from drawb.doctor.report import FAIL, PASS, WARN, Report
 from drawb.inventory.pools import pool_states
+from drawb.versions import Rules, known_rules, parse
+from drawb.versions.parse import NotAKubernetesVersion
 
 GPU_DRIVER = "gpu.nvidia.com"
 NVIDIA_CLASSES = {
@@ -21,7 +22,6 @@ DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
 _GPU_LABELS = ("nvidia.com/gpu.present", "feature.node.kubernetes.io/pci-10de.present")
 _GPU_LABEL_KEYS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count")
 BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical", "system-node-critical"}
-MIN_MINOR, NEWEST_KNOWN_MINOR = 34, 37
 
 
 @dataclass
@@ -38,36 +38,33 @@ class Snapshot:
     refused: dict[str, str] = field(default_factory=dict)  # kind -> what RBAC refused
 
 
-def server_minor(version: str) -> int | None:
-    """``v1.34.4`` -> 34; None when the version is not ``v1.<minor>...``."""
-    parts = version.lstrip("v").split(".")
-    digits = "".join(ch for ch in (parts[1] if len(parts) > 1 else "") if ch.isdigit())
-    return int(digits) if parts[0] == "1" and digits else None
-
-
-def check_version(report: Report, version: str) -> int | None:
-    """Server version at least 1.34, and what DRA behaviour follows from it."""
-    minor = server_minor(version)
-    if minor is None:
+def check_version(report: Report, version: str) -> Rules | None:
+    """Server version at least 1.34, and what DRA behaviour follows from it (the rules of its minor)."""
+    try:
+        parsed = parse(version)
+    except NotAKubernetesVersion:
+        parsed = None
+    if parsed is None or parsed.major != 1:
         report.add("server version", WARN, f"the API server reports {version!r}, which is not a 1.x version",
                    "check that the kubeconfig points at a Kubernetes API server")
         return None
-    if minor < MIN_MINOR:
+    rules, newer = known_rules(parsed)
+    if rules is None:
         report.add("server version", FAIL,
                    f"{version}: resource.k8s.io/v1 and DRA on by default need Kubernetes 1.34 "
                    f"(1.32/1.33 serve DRA only as beta, behind the DynamicResourceAllocation gate)",
                    "upgrade the control plane and kubelets to 1.34 or newer")
-        return minor
-    alpha = sorted(g for g, h in DRA_GATES.items() if h.stage(minor) == "alpha")
-    on = sorted(g for g, h in DRA_GATES.items() if h.default(minor))
+        return None
+    alpha = sorted(name for name, gate in rules.gates.items() if gate.stage == "alpha")
+    on = sorted(name for name, gate in rules.gates.items() if gate.default)
     behaviour = (f"{version}: DRA is GA (resource.k8s.io/v1); on by default: {', '.join(on)}"
                  + (f"; alpha, off unless enabled: {', '.join(alpha)}" if alpha else ""))
-    if minor > NEWEST_KNOWN_MINOR:
-        report.add("server version", WARN, behaviour + f"; drawb knows DRA up to 1.{NEWEST_KNOWN_MINOR}",
+    if newer:
+        report.add("server version", WARN, behaviour + f"; drawb knows DRA up to {rules.minor} and checks with its rules",
                    "newer behaviour is not modelled; trust the gate probes below over version defaults")
     else:
         report.add("server version", PASS, behaviour)
-    return minor
+    return rules
 
 
 def check_api(report: Report, versions: list[str]) -> bool:
@@ -297,15 +294,16 @@ def check_priority_classes(report: Report, snapshot: Snapshot) -> None:
                    "preemption for DRA devices does not bite")
 
 
-def check_taint_rules(report: Report, minor: int | None, taints_on: bool, versions: list[str]) -> None:
-    """1.34: a scheduler with DRADeviceTaints waits for DeviceTaintRules, served only as resource.k8s.io/v1alpha3."""
-    if minor != 34 or not taints_on:
+def check_taint_rules(report: Report, rules: Rules | None, taints_on: bool, versions: list[str]) -> None:
+    """Before DeviceTaintRules had a gate of their own (1.34), a scheduler with DRADeviceTaints waits for
+    DeviceTaintRules, served only as resource.k8s.io/v1alpha3."""
+    if rules is None or "DRADeviceTaintRules" in rules.gates or not taints_on:
         return
     if "v1alpha3" in versions:
         report.add("DeviceTaintRule API", PASS, "DRADeviceTaints is on and resource.k8s.io/v1alpha3 (DeviceTaintRule) "
-                   "is served, as kube-scheduler 1.34 needs")
+                   f"is served, as kube-scheduler {rules.minor} needs")
     else:
         report.add("DeviceTaintRule API", FAIL,
-                   "DRADeviceTaints is on, but resource.k8s.io/v1alpha3 is not served: kube-scheduler 1.34 with that "
+                   f"DRADeviceTaints is on, but resource.k8s.io/v1alpha3 is not served: kube-scheduler {rules.minor} with that "
                    "gate lists DeviceTaintRules from it, never syncs, and schedules no pod at all",
                    "add resource.k8s.io/v1alpha3=true to kube-apiserver's --runtime-config, or turn DRADeviceTaints off")

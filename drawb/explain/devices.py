@@ -218,7 +218,7 @@ def _counter_users(search: Search, candidate: Any) -> list[tuple[str, str, str]]
     sets = {c.get("counterSet") for c in candidate.device.get("consumesCounters") or []}
     pool = search.pool_of[candidate.pool_key]
     others = search.by_pool.get(id(pool), [])
-    if search.rules.flavor.minor == 34:  # 1.34 keeps counter sets per slice
+    if search.rules.counter_scope == "slice":  # 1.34 keeps counter sets per slice
         others = [o for o in others if o.slice is candidate.slice]
     users = []
     for other in others:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from drawb import versions
+
 Obj = Mapping[str, Any]
 DeviceID = tuple[str, str, str]
 
@@ -151,7 +153,7 @@ class ClusterState:
     nodes: list[dict]
     templates: list[dict] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)
-    kubernetes_version: str = "1.34"
+    kubernetes_version: str = versions.DEFAULT
     feature_gates: dict[str, bool] | None = None
     simulated: bool = False
 

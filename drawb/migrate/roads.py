@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from drawb.api.nodeaffinity import node_filter
 from drawb.api.quantity import Quantity, QuantityError
 from drawb.cluster.protocol import Cluster, ClusterError
-from drawb.doctor.checks import GPU_DRIVER, device_plugin_gpus, server_minor
+from drawb.doctor.checks import GPU_DRIVER, device_plugin_gpus
 from drawb.doctor.probes import OFF, ON, PROBES, UNKNOWN, run_probe
 from drawb.migrate.blockers import Blocker, excluded, no_fit
 from drawb.migrate.claims import Plan, claim_spec, effective_devices, mapping_class
 from drawb.migrate.legacy import Device, Workload
 from drawb.migrate.rewrite import plain
+from drawb import versions
 
 EXTENDED_GATE = "DRAExtendedResource"
 
@@ -105,12 +106,20 @@ def read_facts(cluster: Cluster, namespace: str) -> ClusterFacts:
         nodes = []
     claims = [c for c in cluster.list("ResourceClaim") if (c.get("status") or {}).get("allocation")]
     gate, evidence = _gate(cluster, namespace, classes)
-    minor = server_minor(cluster.server_version())
     facts = ClusterFacts(cluster.description, gate, evidence, classes, slices, nodes, claims,
-                         f"1.{minor}" if minor else "1.34")
+                         _rules_minor(cluster.server_version()))
     facts.warnings += conflict_warnings(classes)
     facts.warnings += overlap_warnings(nodes, slices)
     return facts
+
+
+def _rules_minor(server_version: str) -> str:
+    """The minor whose rules apply to the server (drawb's default for a version it cannot read)."""
+    try:
+        rules, _ = versions.known_rules(server_version)
+    except versions.NotAKubernetesVersion:
+        rules = None
+    return (rules or versions.rules(versions.DEFAULT)).minor
 
 
 def conflict_warnings(classes: Iterable[dict]) -> list[str]:

@@ -92,9 +92,9 @@ def relevant_attributes(claims: Iterable[Mapping[str, Any]], classes: Mapping[st
                         kubernetes_version: str, feature_gates: Mapping[str, bool] | None) -> frozenset[str] | None:
     """Attributes an allocation of ``claims`` can depend on (see the module); None: all of them."""
     from drawb.cel import CELCompileError, compile_selector
-    from drawb.cel.env import GATE_DEFAULTS
+    from drawb.cel.env import CEL_GATES
 
-    cel_gates = {k: v for k, v in (feature_gates or {}).items() if k in GATE_DEFAULTS}
+    cel_gates = {k: v for k, v in (feature_gates or {}).items() if k in CEL_GATES}
     expressions, out = _expressions(claims, classes)
     for expression in expressions:
         try:

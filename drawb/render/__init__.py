@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import copy
 import functools
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
+from drawb import versions
 from drawb.render.catalog import TemplateInfo, get_template, list_templates
 from drawb.render.checks import World, cross_reference_issues, label
 from drawb.render.engine import parse_documents, render_text
@@ -33,7 +32,6 @@ from drawb.render.schema import schema_issues
 from drawb.render.sources import ManifestFileError, Progress, Source, read_sources
 
 __all__ = [
-    "DEFAULT_KUBERNETES_VERSION",
     "Exported",
     "Finding",
     "Issue",
@@ -87,7 +85,7 @@ def _namespace_labels(cluster: Any):
 def validate_documents(
     documents: list[dict],
     *,
-    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    kubernetes_version: str = versions.DEFAULT,
     cluster: Any = None,
     compile_selector: SelectorCompiler | None = None,
     progress: Progress | None = None,
@@ -111,7 +109,7 @@ def validate_documents(
 def check_sources(
     sources: list[Source],
     *,
-    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    kubernetes_version: str = versions.DEFAULT,
     cluster: Any = None,
     devices: Any = None,
     target: str | None = None,
@@ -155,10 +153,12 @@ def render(
     the manifests use; without one, ``kubernetes_version`` (default 1.34) is the target.
     """
     info = get_template(name, template_dirs)
-    version = kubernetes_version or (cluster.server_version() if cluster is not None else DEFAULT_KUBERNETES_VERSION)
-    if not re.match(r"v?1\.\d+", str(version)):
+    version = kubernetes_version or (cluster.server_version() if cluster is not None else versions.DEFAULT)
+    try:
+        versions.parse(version)
+    except versions.NotAKubernetesVersion:
         raise ParameterError(f"not a Kubernetes version: {version!r}; write e.g. 1.34 or v1.34.3",
-                             parameter="kubernetes_version")
+                             parameter="kubernetes_version") from None
     compiler = compile_selector or default_selector_compiler
     ctx = CheckContext(kubernetes_version=version, compile_selector=compiler, template=info.name)
     given = dict(values or {})

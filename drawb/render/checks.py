@@ -6,11 +6,11 @@ the v1 ``exactly:`` nesting; DeviceClasses exist; selectors compile; NVIDIA opaq
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from drawb import versions
 from drawb.api import Quantity, QuantityError
 from drawb.api.workloads import dotted, pod_specs
 from drawb.render.errors import Issue
@@ -37,12 +37,9 @@ def label(doc: Mapping[str, Any]) -> str:
     return f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name', '?')}"
 
 
-def minor_version(kubernetes_version: str) -> int:
-    """34 for ``1.34`` or ``v1.34.3``."""
-    m = re.match(r"v?1\.(\d+)", kubernetes_version)
-    if not m:
-        raise ValueError(f"not a Kubernetes 1.x version: {kubernetes_version!r}")
-    return int(m.group(1))
+def target_rules(kubernetes_version: str) -> versions.Rules:
+    """The rules of the target version (the newest known, with a warning, for a newer one)."""
+    return versions.rules(kubernetes_version)
 
 
 @dataclass
@@ -119,10 +116,11 @@ class _Checker:
         self.at_most(spec.get("selectors"), MAX_SELECTORS, "spec.selectors", "selectors")
         for i, cfg in enumerate(_list(spec.get("config"))):
             self.opaque(cfg.get("opaque"), f"spec.config[{i}].opaque")
-        if spec.get("extendedResourceName") and minor_version(self.world.kubernetes_version) < 36:
+        gate = target_rules(self.world.kubernetes_version).gates["DRAExtendedResource"]
+        if spec.get("extendedResourceName") and not gate.default:
             self.warn(
                 "spec.extendedResourceName",
-                f"needs feature gate DRAExtendedResource (alpha, off by default in Kubernetes "
+                f"needs feature gate DRAExtendedResource ({gate.stage}, off by default in Kubernetes "
                 f"{self.world.kubernetes_version}); with the gate off the API server drops the field",
             )
 
@@ -220,14 +218,15 @@ class _Checker:
         return requests
 
     def distinct_attribute(self, path: str) -> None:
-        minor = minor_version(self.world.kubernetes_version)
-        if minor == 34:
-            self.warn(path, "Kubernetes 1.34 keeps distinctAttribute although its gate DRAConsumableCapacity is off by "
-                      "default, and its scheduler compares the devices themselves, not their attribute values: "
-                      "different devices always pass, so only one shared device cannot be picked twice; with "
+        rules = target_rules(self.world.kubernetes_version)
+        gate = rules.gates["DRAConsumableCapacity"]
+        if not rules.has("api.distinct_attribute_gated"):
+            self.warn(path, f"Kubernetes {rules.minor} keeps distinctAttribute although its gate DRAConsumableCapacity "
+                      "is off by default, and its scheduler compares the devices themselves, not their attribute "
+                      "values: different devices always pass, so only one shared device cannot be picked twice; with "
                       "DRAResourceClaimDeviceStatus off the scheduler cannot allocate the claim (empty constraint)")
-        elif minor < 36:
-            self.warn(path, f"needs feature gate DRAConsumableCapacity (alpha, off by default in Kubernetes "
+        elif not gate.default:
+            self.warn(path, f"needs feature gate DRAConsumableCapacity ({gate.stage}, off by default in Kubernetes "
                       f"{self.world.kubernetes_version})")
 
     def dns_label(self, name: str, path: str) -> None:

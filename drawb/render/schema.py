@@ -11,6 +11,7 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
+from drawb import versions
 from drawb.api.workloads import dotted, workload_kind
 from drawb.render.errors import Issue
 
@@ -52,14 +53,15 @@ def _kv():
 @functools.lru_cache(maxsize=32)
 def schema_version(kubernetes_version: str) -> str:
     """The newest schema set not newer than ``kubernetes_version`` (``v1.34.3`` -> ``1.34.0``)."""
-    m = re.match(r"v?(\d+)\.(\d+)", kubernetes_version)
-    if not m:
-        raise ValueError(f"not a Kubernetes version: {kubernetes_version!r} (write e.g. 1.34 or v1.34.3)")
-    wanted = (int(m.group(1)), int(m.group(2)))
-    versions = [v for v in _kv().all_versions() if tuple(int(x) for x in v.split(".")[:2]) <= wanted]
-    if not versions:
+    try:
+        target = versions.parse(kubernetes_version)
+    except versions.NotAKubernetesVersion:
+        raise ValueError(f"not a Kubernetes version: {kubernetes_version!r} (write e.g. 1.34 or v1.34.3)") from None
+    wanted = (target.major, target.minor)
+    sets = [v for v in _kv().all_versions() if tuple(int(x) for x in v.split(".")[:2]) <= wanted]
+    if not sets:
         raise ValueError(f"no schemas for Kubernetes {kubernetes_version}; oldest known: {_kv().all_versions()[0]}")
-    return versions[-1]
+    return sets[-1]
 
 
 @functools.lru_cache(maxsize=4)

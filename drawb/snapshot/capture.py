@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from drawb.api.gates import DRA_GATES, default_gates
 from drawb.cluster.protocol import Cluster, ClusterError
 from drawb.doctor.probes import DEVICE_STATUS_GATE, OFF, ON, PROBES, run_probe
-from drawb.cluster.snapshot.document import OBJECT_KINDS, Snapshot, minor_version
+from drawb.cluster.snapshot.document import OBJECT_KINDS, Snapshot, minor_version, nearest_rules
 from drawb.snapshot.scrub import select_objects
+from drawb.versions import Rules
 
 
-def probe_gates(cluster: Cluster, minor: int, namespace: str) -> tuple[dict[str, bool], dict[str, str]]:
-    """Every DRA gate's state and how it is known: a dry-run probe, the API server's metric, or the default."""
-    gates, sources = default_gates(minor), dict.fromkeys(DRA_GATES, "default")
+def probe_gates(cluster: Cluster, rules: Rules, namespace: str) -> tuple[dict[str, bool], dict[str, str]]:
+    """Every gate that changes what the API server keeps (``rules.field_gates``): its state and how it is
+    known: a dry-run probe, the API server's metric, or the default."""
+    defaults = rules.defaults()
+    gates = {gate: defaults[gate] for gate in rules.field_gates}
+    sources = dict.fromkeys(rules.field_gates, "default")
     metric = cluster.feature_gates_metric() or {}
-    for gate in DRA_GATES:
+    for gate in rules.field_gates:
         if gate in metric:
             gates[gate], sources[gate] = bool(metric[gate]), "metric"
     for probe in PROBES:
@@ -40,7 +43,7 @@ def capture(cluster: Cluster, *, namespace: str = "default") -> Snapshot:
             notes.append(f"{kind}s could not be listed ({exc}); the snapshot has none"
                          + ("; namespace labels (admin access) are unknown" if kind == "Namespace" else ""))
     kubernetes_version = minor_version(version)
-    gates, sources = probe_gates(cluster, int(kubernetes_version.split(".")[1]), namespace)
+    gates, sources = probe_gates(cluster, nearest_rules(version), namespace)
     unknown = sorted(g for g, how in sources.items() if how == "default")
     if unknown:
         notes.append(f"feature gate(s) {', '.join(unknown)} could not be probed: Kubernetes "

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from drawb.api.gates import DRA_GATES, default_gates
-from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
-from drawb.cluster.snapshot.document import KIND, OBJECT_KINDS, Snapshot, minor_version, parse
+from drawb import versions
+from drawb.cluster.snapshot.document import KIND, OBJECT_KINDS, Snapshot, minor_version, nearest_rules, parse
 from drawb.cluster.snapshot.errors import NotASnapshot, SnapshotNotYamlOrJson, SnapshotUnreadable
 from drawb.snapshot.scrub import select_objects
 
@@ -68,7 +67,8 @@ def from_files(paths: list[str | os.PathLike], *, kubernetes_version: str | None
         found = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())) or "nothing"
         raise NotASnapshot(f"no ResourceSlice, DeviceClass, ResourceClaim or Node in {', '.join(map(str, paths))} "
                            f"(found {found})", hint=f"save the output of `{KUBECTL_COMMAND} > cluster.yaml`")
-    version = minor_version(kubernetes_version or DEFAULT_KUBERNETES_VERSION)
+    version = minor_version(kubernetes_version or versions.DEFAULT)
+    rules = nearest_rules(version)
     notes = [f"built from kubectl output: the server version and feature gates are unknown; "
              f"Kubernetes {version} and its default gates are taken"]
     if not listed["Namespace"]:
@@ -79,8 +79,8 @@ def from_files(paths: list[str | os.PathLike], *, kubernetes_version: str | None
         objects=select_objects(listed),
         kubernetes_version=version,
         server_version=None,
-        feature_gates=default_gates(int(version.split(".")[1])),
-        gate_sources=dict.fromkeys(DRA_GATES, "default"),
+        feature_gates={gate: rules.gates[gate].default for gate in rules.field_gates},
+        gate_sources=dict.fromkeys(rules.field_gates, "default"),
         source=f"kubectl output in {', '.join(Path(p).name for p in map(str, paths))}",
         notes=notes,
     )

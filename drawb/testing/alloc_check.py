@@ -17,16 +17,16 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from drawb.api.quantity import Quantity
-from drawb.api.versions import DEFAULT_KUBERNETES_VERSION
+from drawb import versions
 from drawb.cel import CELCompileError, CELEvalError, compile_selector
-from drawb.cel.env import GATE_DEFAULTS
+from drawb.cel.env import CEL_GATES
 
 CLAIM_LIMIT = 32
 DeviceKey = tuple[str, str, str]  # (driver, pool, device)
 
 
 def problems(claims: list[dict], allocations: list[dict], *, node: dict, slices: Iterable[dict],
-             classes: Iterable[dict], allocated: Iterable[dict] = (), kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+             classes: Iterable[dict], allocated: Iterable[dict] = (), kubernetes_version: str = versions.DEFAULT,
              feature_gates: Mapping[str, bool] | None = None) -> list[str]:
     """Every rule the allocations (one ``status.allocation`` per claim) break; empty when valid."""
     gates = dict(feature_gates or {})
@@ -57,9 +57,9 @@ class _Checker:
         self.node_name = node["metadata"]["name"]
         self.classes = classes
         self.version = version
-        self.minor = int(version.split(".")[1])
+        self.rules = versions.rules(version)
         self.gates = gates
-        self.cel_gates = {k: v for k, v in gates.items() if k in GATE_DEFAULTS}
+        self.cel_gates = {k: v for k, v in gates.items() if k in CEL_GATES}
         self.devices: dict[DeviceKey, tuple[dict, dict]] = {}  # key -> (device, slice)
         self.complete: dict[tuple[str, str], bool] = {}
         self.pool_counters: dict[tuple[str, str], list[dict]] = defaultdict(list)  # 1.35+: counter sets per pool
@@ -232,7 +232,7 @@ class _Checker:
                     out.append(f"matchAttribute {attribute}: values differ: {sorted(map(str, set(present)))}")
                 # 1.34 compares the attributes' addresses, not their values: only one device twice clashes
                 # (experimental/constraint.go); 1.35 compares values.
-                if kind == "distinctAttribute" and self.minor > 34 and len(set(present)) != len(present):
+                if kind == "distinctAttribute" and self.rules.has("alloc.distinct_compares_values") and len(set(present)) != len(present):
                     out.append(f"distinctAttribute {attribute}: values repeat: {sorted(map(str, present))}")
         return out
 
@@ -260,7 +260,7 @@ class _Checker:
             if key not in self.devices:
                 continue
             device, rs = self.devices[key]
-            if self.minor >= 35:
+            if self.rules.has("api.counter_sets_in_own_slices"):
                 owner = rs["spec"]["pool"]["name"]
                 counter_sets = self.pool_counters[(rs["spec"]["driver"], owner)]
             else:

@@ -22,7 +22,8 @@ from drawb.versions.parse import NotAKubernetesVersion, Version, parse
 
 __all__ = [
     "DEFAULT", "Gate", "LockedFeatureGate", "NewerKubernetesVersion", "NotAKubernetesVersion", "Rules",
-    "UnknownFeatureGate", "UnsupportedKubernetesVersion", "Version", "known", "newest", "parse", "rules",
+    "UnknownFeatureGate", "UnsupportedKubernetesVersion", "Version", "is_dra_gate", "known", "known_rules", "newest",
+    "parse", "rules",
 ]
 
 _MINORS = tuple(sorted(RELEASES))
@@ -64,9 +65,9 @@ class Rules:
     minor: str  # "1.36": the minor whose rules these are
     number: int  # 36
     release: str  # "v1.36.3": the release the facts come from
-    gates: Mapping[str, Gate] = field(repr=False)  # every DRA gate this minor has
-    served: tuple[str, ...] = ("v1",)  # resource.k8s.io versions a default API server serves
-    available: tuple[str, ...] = ("v1",)  # ... and those --runtime-config can turn on
+    gates: Mapping[str, Gate] = field(repr=False, compare=False)  # every DRA gate this minor has
+    served: tuple[str, ...] = field(default=("v1",), compare=False)  # resource.k8s.io versions served by default
+    available: tuple[str, ...] = field(default=("v1",), compare=False)  # ... and those --runtime-config turns on
 
     def has(self, behaviour: str) -> bool:
         """Whether this minor has a named behaviour (``drawb.versions.facts.BEHAVIOURS``)."""
@@ -75,25 +76,31 @@ class Rules:
         except KeyError:
             raise KeyError(f"unknown behaviour {behaviour!r}; known: {', '.join(sorted(BEHAVIOURS))}") from None
 
+    @property
+    def field_gates(self) -> tuple[str, ...]:
+        """The gates that can be turned off and then make the API server drop fields or objects."""
+        return tuple(name for name, gate in self.gates.items() if gate.fields and not gate.locked)
+
     def defaults(self) -> dict[str, bool]:
         """Every gate's default."""
         return {name: gate.default for name, gate in self.gates.items()}
 
-    def gate_values(self, overrides: Mapping[str, bool] | None = None) -> dict[str, bool]:
+    def gate_values(self, overrides: Mapping[str, bool] | None = None, *, enforce_locks: bool = True) -> dict[str, bool]:
         """Every DRA gate's value with ``overrides`` applied (gates outside DRA are ignored).
 
         A DRA gate this minor does not have raises UnknownFeatureGate; a locked gate set against its
-        default raises LockedFeatureGate: the component would not start with either."""
+        default raises LockedFeatureGate: a component would not start with either. ``enforce_locks=False``
+        is for the allocator library, which takes any feature set (the lock is a component's check)."""
         values = self.defaults()
         for name, value in (overrides or {}).items():
             gate = self.gates.get(name)
             if gate is None:
                 if is_dra_gate(name):
                     raise UnknownFeatureGate(
-                        f"Kubernetes {self.minor} has no DRA feature gate {name!r}",
+                        f"feature gate {name!r} does not exist in Kubernetes {self.minor}",
                         hint=f"its DRA gates are {', '.join(sorted(self.gates))}")
                 continue
-            if gate.locked and bool(value) != gate.default:
+            if enforce_locks and gate.locked and bool(value) != gate.default:
                 raise LockedFeatureGate(
                     f"feature gate {name} is locked to {str(gate.default).lower()} in Kubernetes {self.minor} "
                     f"({gate.stage}); it cannot be set to {str(bool(value)).lower()}",
@@ -121,18 +128,27 @@ def _rules_of(number: int) -> Rules:
                  served=SERVED, available=AVAILABLE)
 
 
+def known_rules(version: str | Version) -> tuple[Rules | None, bool]:
+    """The rules that apply to ``version`` without a warning, and whether it is newer than drawb knows
+    (``(None, False)`` for one older than the oldest known); NotAKubernetesVersion for no version."""
+    parsed = version if isinstance(version, Version) else parse(version)
+    if parsed.major != 1 or parsed.minor < _MINORS[0]:
+        return None, False
+    return _rules_of(min(parsed.minor, _MINORS[-1])), parsed.minor > _MINORS[-1]
+
+
 def rules(version: str | Version) -> Rules:
     """The rules of a Kubernetes version (``"1.36"``, ``"v1.36.3-gke.1200"``, ...).
 
     Newer than the newest known: the newest known rules, with a NewerKubernetesVersion warning.
     Older than the oldest known, or not 1.x: UnsupportedKubernetesVersion."""
     parsed = version if isinstance(version, Version) else parse(version)
-    if parsed.major != 1 or parsed.minor < _MINORS[0]:
+    found, newer = known_rules(parsed)
+    if found is None:
         raise UnsupportedKubernetesVersion(
             f"Kubernetes {parsed.minor_text} is older than drawb models (1.{_MINORS[0]} to 1.{_MINORS[-1]})")
-    if parsed.minor > _MINORS[-1]:
+    if newer:
         warnings.warn(NewerKubernetesVersion(
             f"Kubernetes {parsed.minor_text} is newer than drawb knows ({newest()}): checking with {newest()} rules"),
             stacklevel=2)
-        return _rules_of(_MINORS[-1])
-    return _rules_of(parsed.minor)
+    return found

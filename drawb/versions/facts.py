@@ -34,6 +34,8 @@ BEHAVIOURS: dict[str, int] = {
     "api.device_taint_rule_v1": 37,
     # The allocator sorts pools and slices by name before it searches (deterministic order).
     "alloc.deterministic_order": 36,
+    # distinctAttribute compares attribute values (1.34 compares the attributes' addresses).
+    "alloc.distinct_compares_values": 35,
     # A selector's runtime error names the device it failed on.
     "alloc.errors_name_device": 37,
 }

@@ -53,9 +53,8 @@ class _History:
 _ALL = (APISERVER, SCHEDULER, CONTROLLER_MANAGER, KUBELET)
 
 HISTORIES: dict[str, _History] = {
-    "DynamicResourceAllocation": _History(
-        _specs("26 alpha", "32 beta", "34 ga on", "35 ga on locked"), _ALL,
-        ("the resource.k8s.io API", "Pod spec.resourceClaims", "container resources.claims")),
+    # DRA itself: off, the whole resource.k8s.io API goes, not some of its fields
+    "DynamicResourceAllocation": _History(_specs("26 alpha", "32 beta", "34 ga on", "35 ga on locked"), _ALL),
     "DRAAdminAccess": _History(
         _specs("32 alpha", "34 beta on", "36 ga on locked"), (APISERVER, SCHEDULER),
         ("ResourceClaim spec.devices.requests[].exactly.adminAccess", "allocation results[].adminAccess")),
@@ -92,9 +91,8 @@ HISTORIES: dict[str, _History] = {
     "DRANodeAllocatableResources": _History(
         _specs("36 alpha"), (APISERVER, SCHEDULER, KUBELET),
         ("ResourceSlice spec.devices[].nodeAllocatableResourceMappings",)),
-    "DRAResourceClaimGranularStatusAuthorization": _History(
-        _specs("36 beta on"), (APISERVER,),
-        ("(authorization: the resourceclaims/binding and resourceclaims/driver subresources)",)),
+    # authorization of the resourceclaims/binding and resourceclaims/driver subresources, no field
+    "DRAResourceClaimGranularStatusAuthorization": _History(_specs("36 beta on"), (APISERVER,)),
     "DRAResourcePoolStatus": _History(_specs("36 alpha"), (APISERVER,), ("the ResourcePoolStatusRequest object",)),
     "DRAWorkloadResourceClaims": _History(
         _specs("36 alpha", "37 beta"), (APISERVER, SCHEDULER, CONTROLLER_MANAGER), ("PodGroup spec.resourceClaims",)),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drawb.api.gates import DRA_GATES
+from drawb import versions
 from drawb.cluster.kube import KubeCluster
 from drawb.cluster.protocol import MANAGED_BY_LABEL
 from drawb.cluster.sim.cluster import SimCluster
@@ -10,6 +10,8 @@ from drawb.cluster.sim.scenarios import build_scenario
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
 from tests.contract.corpus import NAMESPACES, Case, Outcome, outcome_differences, run_case
+
+DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
 
 
 def simulated_twin(cp) -> SimCluster:

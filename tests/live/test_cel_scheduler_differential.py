@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from drawb.cel import select
-from drawb.cel.env import GATE_DEFAULTS
+from drawb.cel.env import CEL_GATES
 from drawb.cel.frames import class_selector_expressions
 from drawb.inventory import device_frame
 from drawb.testing.api import Api, path_for
@@ -195,7 +195,7 @@ def test_scheduler_allocates_exactly_what_drawb_selects(control_plane, namespace
     api = control_plane.api()
     server = api.get("/version")
     version = f"{server['major']}.{server['minor'].rstrip('+')}"
-    gates = {k: v for k, v in control_plane.cluster.feature_gates.items() if k in GATE_DEFAULTS}
+    gates = {k: v for k, v in control_plane.cluster.feature_gates.items() if k in CEL_GATES}
     slices = api.get(path_for("ResourceSlice"))["items"]
     frame = device_frame(slices)
     classes = {c["metadata"]["name"]: c for c in api.get(path_for("DeviceClass"))["items"]}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from drawb.api.gates import DRA_GATES
+from drawb import versions
 from drawb.cluster.kube import KubeCluster
 from drawb.doctor import diagnose
 from drawb.doctor.probes import DEVICE_STATUS_GATE, PROBES
@@ -24,6 +24,9 @@ from drawb.testing.api import ApiError, path_for
 from drawb.testing.cluster import LocalCluster
 from drawb.testing.waiting import wait_for
 from tests.live.conftest import ControlPlane
+
+DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
+
 
 pytestmark = pytest.mark.live
 

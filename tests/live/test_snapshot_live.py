@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from drawb.api.gates import DRA_GATES
+from drawb import versions
 from drawb.cluster.snapshot import read, write
 from drawb.snapshot.capture import capture
 from drawb.snapshot.kubectl import KUBECTL_COMMAND, from_files
@@ -25,6 +25,9 @@ from drawb.cluster.snapshot.replay import replay
 from drawb.testing import snapshot_compare as compare
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
+
+DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
+
 
 pytestmark = pytest.mark.live
 

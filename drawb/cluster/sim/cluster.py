@@ -7,7 +7,7 @@ import gc
 import itertools
 from collections.abc import Callable, Iterator
 
-from drawb.api.gates import effective_gates
+from drawb import versions
 from drawb.collector import collector_paused
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
@@ -37,7 +37,7 @@ from drawb.cluster.sim.validate import check_name, check_rules, check_schema
 from drawb.cluster.sim.watch import SimWatch
 from drawb.cluster.sim.workloads import demo_workloads
 
-SIM_VERSION = "v1.34.3"
+SIM_VERSION = versions.rules(versions.DEFAULT).release  # the version a scenario that names none runs
 
 Key = tuple[str, str | None, str]
 
@@ -74,15 +74,15 @@ class SimCluster:
     def _init_state(self, clock: Clock | None) -> None:
         self.description = f"simulated cluster '{self.scenario.name}'"
         self.version = self.scenario.server_version or SIM_VERSION
-        minor = self.version.lstrip("v").split(".")[:2]
-        self.feature_gates = effective_gates(int(minor[1]), self.scenario.feature_gates)
+        rules = versions.rules(self.version)
+        self.feature_gates = rules.gate_values(self.scenario.feature_gates)
         self.simulated = True  # front ends say so beside every answer that comes from it
         self._objects: dict[Key, dict] = {}
         self._by_kind: dict[str, dict[tuple[str, str], dict]] = {}  # kind -> (namespace or "", name) -> object
         self._order: dict[str, list[tuple[str, str]]] = {}  # kind -> its keys sorted, until one is added or removed
         self._versions = itertools.count(1)
         self._watches: dict[str, SimWatch] = {}
-        self.kubernetes_version = ".".join(minor)
+        self.kubernetes_version = rules.minor
         self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), self.kubernetes_version,
                                    self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()},
                                    self.scenario.image_pull_seconds)

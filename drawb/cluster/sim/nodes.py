@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from drawb import versions
 from drawb.cluster.sim.publish import GpuNode, stable_uuid
 
-KUBELET_VERSION = "v1.34.3"
+KUBELET_VERSION = versions.rules(versions.DEFAULT).release
 
 
 def node_object(scenario: str, node: GpuNode) -> dict:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from drawb import release
+from drawb import release, versions
 from drawb.cluster.snapshot.errors import (
     NotASnapshot,
     SnapshotFormatVersion,
@@ -86,9 +86,13 @@ class Snapshot:
 
 def minor_version(version: str) -> str:
     """``v1.34.4`` -> ``1.34`` (also ``1.34``, ``v1.34.4-gke.100`` and the like)."""
-    major, _, rest = version.strip().lstrip("v").partition(".")
-    minor = "".join(ch for ch in rest.partition(".")[0] if ch.isdigit())
-    return f"{major}.{minor}"
+    return versions.parse(version).minor_text
+
+
+def nearest_rules(version: str) -> versions.Rules:
+    """The rules of the known minor nearest to ``version`` (no warning: a snapshot records the real one)."""
+    found, _ = versions.known_rules(version)
+    return found or versions.rules(versions.known()[0])
 
 
 def write(snapshot: Snapshot, path: str | os.PathLike) -> Path:

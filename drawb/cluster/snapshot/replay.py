@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 
-from drawb.alloc.versions import VERSIONS
-from drawb.api.gates import DRA_GATES
+from drawb import versions
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import Scenario
 from drawb.cluster.snapshot.document import Snapshot, read
@@ -20,10 +19,10 @@ _SEEDED = ("Namespace", "ResourceClaimTemplate", "ResourceClaim", "Pod")
 
 def scenario(snapshot: Snapshot, name: str) -> Scenario:
     """The simulated cluster's scenario holding ``snapshot``'s objects, version and gates."""
-    if snapshot.kubernetes_version not in VERSIONS:
+    if snapshot.kubernetes_version not in versions.known():
         raise SnapshotKubernetesVersion(
             f"snapshot {name} is of Kubernetes {snapshot.kubernetes_version or 'unknown'}; the simulated "
-            f"cluster replays {', '.join(VERSIONS)}",
+            f"cluster replays {', '.join(versions.known())}",
             hint="save it from a cluster of a supported version, or for kubectl output pass "
                  "`snapshot from-files --kubernetes-version`")
     objects = snapshot.objects
@@ -34,7 +33,7 @@ def scenario(snapshot: Snapshot, name: str) -> Scenario:
         nodes=list(objects.get("Node", [])),
         resource_slices=list(objects.get("ResourceSlice", [])),
         device_classes=list(objects.get("DeviceClass", [])),
-        feature_gates={g: v for g, v in snapshot.feature_gates.items() if g in DRA_GATES},
+        feature_gates={g: v for g, v in snapshot.feature_gates.items() if versions.is_dra_gate(g)},
         server_version=snapshot.server_version or f"v{snapshot.kubernetes_version}.0",
         objects=[o for kind in _SEEDED for o in objects.get(kind, [])],
     )

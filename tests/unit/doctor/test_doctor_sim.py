@@ -7,13 +7,21 @@ import json
 
 import pytest
 
-from drawb.api.gates import DRA_GATES, default_gates
+from drawb import versions
 from drawb.cluster.protocol import KINDS
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import build_scenario
 from drawb.commands.registry import run_line
 from drawb.doctor import diagnose
 from drawb.session import Session
+
+DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
+
+
+def default_gates(minor: int) -> dict[str, bool]:
+    """The defaults of DRA_GATES in Kubernetes 1.<minor>."""
+    rules = versions.rules(f"1.{minor}")
+    return {gate: rules.gates[gate].default for gate in DRA_GATES}
 
 
 def statuses(report) -> dict[str, str]:

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import copy
 
-from drawb.api.gates import DRA_GATES, default_gates, effective_gates
+from drawb import versions
 from drawb.cluster.sim.gates import drop_disabled_fields
+
+DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
+
+
+def default_gates(minor: int) -> dict[str, bool]:
+    """The defaults of DRA_GATES in Kubernetes 1.<minor>."""
+    rules = versions.rules(f"1.{minor}")
+    return {gate: rules.gates[gate].default for gate in DRA_GATES}
+
 
 OFF = dict.fromkeys(DRA_GATES, False)
 ON = dict.fromkeys(DRA_GATES, True)
@@ -60,7 +69,7 @@ def test_class_extended_resource_name_and_the_134_defaults():
     assert cls["spec"] == {}
     assert {g for g, on in default_gates(34).items() if on} == {
         "DRAAdminAccess", "DRAPrioritizedList", "DRAResourceClaimDeviceStatus"}
-    assert all(default_gates(36).values()) and effective_gates(34, {"DRAExtendedResource": True})["DRAExtendedResource"]
+    assert all(default_gates(36).values()) and versions.rules("1.34").gate_values({"DRAExtendedResource": True})["DRAExtendedResource"]
 
 
 def test_slices_drawb_builds_hold_no_gated_field_so_seeding_skips_the_drop():

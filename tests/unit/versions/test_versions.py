@@ -60,7 +60,7 @@ def test_gate_values_apply_overrides_and_ignore_gates_outside_dra():
 
 
 def test_a_dra_gate_the_minor_lacks_is_named_with_the_gates_it_has():
-    with pytest.raises(UnknownFeatureGate, match="Kubernetes 1.35 has no DRA feature gate 'DRAListTypeAttributes'") as e:
+    with pytest.raises(UnknownFeatureGate, match="feature gate 'DRAListTypeAttributes' does not exist in Kubernetes 1.35") as e:
         versions.rules("1.35").gate_values({"DRAListTypeAttributes": True})
     assert "DRADeviceTaintRules" in e.value.hint
 
@@ -82,3 +82,8 @@ def test_behaviours_are_named_and_unknown_names_fail():
 def test_default_gates_select_the_scheduler_allocator(minor, impl):
     rules = versions.rules(minor)
     assert rules.allocator(rules.gate_values()) == impl
+
+
+def test_the_allocator_library_takes_a_locked_gate_either_way():
+    values = versions.rules("1.36").gate_values({"DRAAdminAccess": False}, enforce_locks=False)
+    assert values["DRAAdminAccess"] is False

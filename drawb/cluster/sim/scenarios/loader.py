@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from drawb.api.gates import DRA_GATES
+from drawb import versions
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.classes import nvidia_device_classes
 from drawb.cluster.sim.kubelet import DEFAULT_PULL_SECONDS
@@ -82,10 +82,11 @@ def _parse_pull_seconds(where: str, raw: object) -> float:
 def _parse_gates(scenario: str, raw: dict) -> dict[str, bool]:
     if not isinstance(raw, dict) or not all(isinstance(v, bool) for v in raw.values()):
         raise ScenarioError(f"scenario {scenario!r}: feature_gates must map gate names to true or false")
-    unknown = sorted(set(raw) - set(DRA_GATES))
-    if unknown:
+    known = {gate for minor in versions.known() for gate in versions.rules(minor).gates}
+    unknown = sorted(set(raw) - known)
+    if unknown:  # whether the scenario's own version has each gate is checked where the cluster starts
         raise ScenarioError(f"scenario {scenario!r}: unknown feature gate(s) {', '.join(unknown)}; "
-                            f"known: {', '.join(DRA_GATES)}")
+                            f"known in Kubernetes {versions.known()[0]}-{versions.newest()}: {', '.join(sorted(known))}")
     return dict(raw)
 
 

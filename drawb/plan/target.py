@@ -1,0 +1,35 @@
+"""The one reading of which scheduler a cluster runs: the minor whose rules apply and its DRA gates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from drawb import versions
+from drawb.cluster.protocol import Cluster
+
+
+@dataclass(frozen=True)
+class SchedulerTarget:
+    """What the scheduler of the connected cluster decides with."""
+
+    kubernetes_version: str  # the minor whose rules apply, e.g. "1.36"
+    feature_gates: Mapping[str, bool] | None  # the cluster's DRA gates as it reports them; None: the defaults
+    newer_than_known: str | None = None  # the server's minor when drawb knows only older ones
+
+
+def dra_gates(reported: Mapping[str, bool] | None) -> dict[str, bool] | None:
+    """The DRA gates among those a cluster reports (None when it reports none)."""
+    return {g: bool(v) for g, v in reported.items() if versions.is_dra_gate(g)} if reported else None
+
+
+def scheduler_target(cluster: Cluster, fallback_version: str) -> SchedulerTarget:
+    """The cluster's minor (``fallback_version`` when its version cannot be read) and its DRA gates."""
+    try:
+        parsed = versions.parse(cluster.server_version())
+        rules, newer = versions.known_rules(parsed)
+    except versions.NotAKubernetesVersion:
+        rules, newer, parsed = None, False, None
+    version = rules.minor if rules is not None else fallback_version
+    return SchedulerTarget(version, dra_gates(cluster.feature_gates_metric()),
+                           parsed.minor_text if newer and parsed else None)
