@@ -38,23 +38,23 @@ def environment_rules(kubernetes_version: str) -> versions.Rules:
 
 
 def env_spec(kubernetes_version: str, stored: bool, feature_gates: Mapping[str, bool] | None) -> EnvSpec:
-    """Resolve version, stored flag and gates into the environment's declarations (gates the CEL
-    environment does not read are ignored)."""
+    """Resolve version, stored flag and gates into the environment's declarations. Only the gates the
+    CEL environment reads may be named; one that the version does not have yet changes nothing."""
+    unknown = set(feature_gates or ()) - set(CEL_GATES)
+    if unknown:
+        raise UnsupportedEnvironment(f"unknown feature gate(s) {sorted(unknown)}; known: {sorted(CEL_GATES)}")
     rules = environment_rules(kubernetes_version)
-    try:
-        gates = rules.gate_values({g: v for g, v in (feature_gates or {}).items() if g in CEL_GATES})
-    except (versions.UnknownFeatureGate, versions.LockedFeatureGate) as exc:
-        raise UnsupportedEnvironment(str(exc), hint=exc.hint) from None
+    gates = {**rules.defaults(), **(feature_gates or {})}
     list_types = "DRAListTypeAttributes" in rules.gates  # list-valued attributes exist in this minor
-    list_gate = gates.get("DRAListTypeAttributes", False)
+    list_gate = list_types and bool(gates["DRAListTypeAttributes"])
     convert_lists = rules.has("cel.lists_always_converted") or list_gate
     if stored:
         return EnvSpec(rules.number, True, True, list_types, True, convert_lists)
     return EnvSpec(
         rules.number,
         False,
-        gates["DRAConsumableCapacity"],
-        list_types and list_gate,
+        bool(gates["DRAConsumableCapacity"]),
+        list_gate,
         rules.has("cel.lists_library"),
         convert_lists,
     )
