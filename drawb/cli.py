@@ -27,12 +27,15 @@ def _global_parser() -> argparse.ArgumentParser:
     parser = _GlobalParser(
         prog="drawb",
         usage="drawb [options] <subcommand> [subcommand options]",
-        description="Without --kubeconfig or --context, drawb uses its embedded simulated cluster.",
+        description="Without --kubeconfig, --context, --in-cluster or --target, drawb uses its embedded simulated "
+                    "cluster.",
         add_help=False,
     )
     for option in session_options():
         flags = ["--" + option.name.replace("_", "-")] + ([option.metadata["short"]] if option.metadata["short"] else [])
         parser.add_argument(*flags, default=option.default, help=option.metadata["help"])
+    parser.add_argument("--in-cluster", action="store_true",
+                        help="the cluster this pod runs in, as its service account (same as --target in-cluster)")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     parser.add_argument("-h", "--help", action="store_true", help="show this reference")
     parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)  # the subcommand and its options
@@ -97,6 +100,11 @@ def _run(args: list[str]) -> int:
     parser = _global_parser()
     try:
         options = parser.parse_args(args)
+        if options.in_cluster:
+            if options.kubeconfig or options.context:
+                raise UsageError("--in-cluster uses the pod's service account; --kubeconfig and --context a kubeconfig",
+                                 hint="give one way to reach the cluster")
+            options.target = "in-cluster"
     except UsageError as exc:
         print(exc.render(prog="drawb"), file=sys.stderr)
         return 2

@@ -25,8 +25,8 @@ _PATTERNS = (
     re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(?:bearer|basic)?\s*[^\s'\",}]+"),
     re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
     re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+(?=@)"),
-    re.compile(r"(?i)((?:^|[\s{,\"'])(?:token|id-token|refresh-token|access-token|password|client-key-data|"
-               r"client_key_data|secret)['\"]?\s*[:=]\s*['\"]?)(?!<redacted>|=)[^\s'\",}]+"),
+    re.compile(r"(?i)((?:^|[\s{,\"'(\[])(?:token|id[-_]token|refresh[-_]token|access[-_]token|password|"
+               r"client[-_]key[-_]data|client[-_]secret|secret)['\"]?\s*[:=]\s*['\"]?)(?!<redacted>|=)[^\s'\",});\]]+"),
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"),  # a JWT (ServiceAccount tokens)
 )
 

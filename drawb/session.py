@@ -11,6 +11,8 @@ from drawb.cluster.protocol import NotConnected, WatchableCluster
 from drawb.errors import PROG, UsageError
 
 DEFAULT_NAMESPACE = "default"
+TARGETS = ("simulated", "in-cluster", "kubeconfig")
+TARGET_ENV = "DRAWB_TARGET"
 
 
 def option(default: str | None, help: str, *, short: str | None = None):
@@ -28,6 +30,8 @@ class Session:
     scenario: str = option("default", "simulated scenario used when no kubeconfig is given")
     kubeconfig: str | None = option(None, "kubeconfig path of a real cluster")
     context: str | None = option(None, "kubeconfig context of a real cluster")
+    target: str | None = option(None, "where a plain `connect` goes: simulated, in-cluster (the pod's service "
+                                f"account) or kubeconfig (its current context); default ${TARGET_ENV}, else simulated")
     snapshot: str | None = option(None, "a snapshot file (`snapshot save`) to replay in the simulated cluster")
     kubernetes_version: str = option(versions.DEFAULT, "Kubernetes version whose rules drawb checks against")
     template_dir: str | None = option(None, "a folder of your own manifest templates")
@@ -46,7 +50,7 @@ class Session:
     _live: object = field(default=None, repr=False)
     _failed: NotConnected | None = field(default=None, repr=False)  # the last explicit connect, when it failed
     _used: bool = field(default=False, repr=False)  # whether the cluster was read since ``mark_unused``
-    _cluster_namespace: str | None = field(default=None, repr=False)  # the namespace a kubeconfig context gave
+    _cluster_namespace: str | None = field(default=None, repr=False)  # the namespace the cluster gave
 
     @property
     def cluster(self) -> WatchableCluster:
@@ -79,12 +83,14 @@ class Session:
         scenario: str | None = None,
         snapshot: str | None = None,
         simulated: bool = False,
+        in_cluster: bool = False,
     ) -> WatchableCluster:
         """Open a cluster: the simulated one when ``simulated``, a ``scenario`` or a ``snapshot`` is given
-        (whatever the options say), else the options' kubeconfig or context, else the simulated cluster of
-        the snapshot or scenario option.
+        (whatever the options say); the pod's service account when ``in_cluster``; else the options' kubeconfig
+        or context; else the ``target`` option's (simulated: the snapshot or scenario option's).
 
-        A failure leaves the session disconnected, and later commands say so.
+        A failure leaves the session disconnected, and later commands say so. The namespace option, left at
+        its default, becomes the cluster's: a kubeconfig context's, or the pod's service account's.
         """
         from drawb.cluster.connect import connect
 
@@ -95,34 +101,50 @@ class Session:
         if simulated or scenario or snapshot:
             self._cluster = connect(scenario=scenario or self.scenario, snapshot=replay)
             return self._cluster
+        explicit = bool(kubeconfig or context or in_cluster)
+        target = "in-cluster" if in_cluster else self._target(kubeconfig or context)
         try:
-            self._cluster = connect(kubeconfig=kubeconfig or self.kubeconfig, context=context or self.context,
-                                    scenario=self.scenario, snapshot=replay, timeouts=self.timeouts())
+            if target == "in-cluster":
+                self._cluster = connect(in_cluster=True, timeouts=self.timeouts())
+            elif target == "kubeconfig":
+                self._cluster = connect(kubeconfig=kubeconfig or self.kubeconfig, context=context or self.context,
+                                        use_kubeconfig=True, timeouts=self.timeouts())
+            else:
+                self._cluster = connect(scenario=self.scenario, snapshot=replay)
         except NotConnected as exc:
-            if kubeconfig or context:  # an explicit connect; a configured one fails again on every use anyway
+            if explicit:  # an explicit connect; a configured one fails again on every use anyway
                 self._failed = exc
             raise
         self._take_namespace(getattr(self._cluster, "default_namespace", None))
         return self._cluster
 
     def settle_namespace(self) -> None:
-        """Before a command: the namespace option, left at its default, becomes the namespace of the kubeconfig
-        context the session is connected through (or will connect through: read without connecting), as for
-        kubectl; another cluster's is given back."""
+        """Before a command: the namespace option, left at its default, becomes the namespace of the cluster the
+        session is connected to or will connect to (read without connecting): a kubeconfig context's, as for
+        kubectl, or the pod's service account's; another cluster's is given back."""
         if self._cluster is not None:
-            namespace = getattr(self._cluster, "default_namespace", None)
-        elif (self.kubeconfig or self.context) and not self.snapshot:
+            self._take_namespace(getattr(self._cluster, "default_namespace", None))
+            return
+        try:
+            target = None if self.snapshot else self._target()
+        except UsageError:
+            target = None  # connecting says what is wrong with the target
+        namespace = None
+        if target == "kubeconfig":
             from drawb.cluster.kube.context import read_context
 
             context = read_context(self.kubeconfig, self.context)
             namespace = context.namespace if context is not None else None
-        else:
-            namespace = None
+        elif target == "in-cluster":
+            from drawb.cluster.service_account import mounted
+
+            mount = mounted()
+            namespace = mount.namespace() if mount is not None else None
         self._take_namespace(namespace)
 
     def _take_namespace(self, namespace: str | None) -> None:
         if self._cluster_namespace is not None and self.namespace == self._cluster_namespace:
-            self.namespace = DEFAULT_NAMESPACE  # the last context's namespace, not the user's choice
+            self.namespace = DEFAULT_NAMESPACE  # the last cluster's namespace, not the user's choice
         self._cluster_namespace = None
         if namespace and self.namespace == DEFAULT_NAMESPACE:
             self.namespace = self._cluster_namespace = namespace
@@ -132,6 +154,25 @@ class Session:
         from drawb.cluster.kube.rest import Timeouts
 
         return Timeouts(_seconds(self.connect_timeout, "connect_timeout"), _seconds(self.read_timeout, "read_timeout"))
+
+    def _target(self, kubeconfig_named: object = None) -> str:
+        """Where a connect without ``--in-cluster`` goes: a kubeconfig when one or a context is named (or set
+        as an option), else the target option's."""
+        if kubeconfig_named or self.kubeconfig or self.context:
+            return "kubeconfig"
+        return self.default_target()
+
+    def default_target(self) -> str:
+        """Where a plain connect goes: the target option, else ``$DRAWB_TARGET``, else ``simulated``."""
+        target, source = (self.target, "the target option") if self.target else \
+            (os.environ.get(TARGET_ENV), f"${TARGET_ENV}")
+        if not target:
+            return "simulated"
+        if target not in TARGETS:
+            raise UsageError(f"{source} is {target!r}; it must be one of {', '.join(TARGETS)}",
+                             hint="simulated: the embedded cluster; in-cluster: the pod's service account; kubeconfig: "
+                                  "its current context")
+        return target
 
     def mark_unused(self) -> None:
         """Start a command: ``simulated_source`` then tells whether it read the simulated cluster."""

@@ -1,12 +1,13 @@
-"""Choose and open a cluster: the simulated one by default, a real one through a kubeconfig,
-or a snapshot of a real one replayed in the simulated cluster."""
+"""Choose and open a cluster: the simulated one by default, a real one through a kubeconfig or the pod's
+service account, or a snapshot of a real one replayed in the simulated cluster."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from drawb.cluster import service_account
+from drawb.cluster.kubeconfig_file import check_kubeconfig_yaml, current_context, kubeconfig_files
 from drawb.cluster.protocol import NotConnected, WatchableCluster
 from drawb.errors import UsageError
 
@@ -14,32 +15,37 @@ if TYPE_CHECKING:
     from drawb.cluster.kube.rest import Timeouts
 
 
-class KubeconfigInvalid(NotConnected):
-    """A kubeconfig file that is not YAML; names the file, line and column."""
-
-    hint = "fix the file (kubectl config view shows what kubectl reads), or pass another with --kubeconfig PATH"
-
-
 def connect(
     *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None,
-    snapshot: str | None = None, timeouts: Timeouts | None = None,
+    snapshot: str | None = None, in_cluster: bool = False, use_kubeconfig: bool = False,
+    timeouts: Timeouts | None = None,
 ) -> WatchableCluster:
-    """A real cluster when a kubeconfig or context is named (its requests bounded by ``timeouts``), the
-    replayed ``snapshot`` file when one is named, else the simulated ``scenario``.
+    """The pod's own cluster when ``in_cluster``, a real cluster when a kubeconfig or context is named (or
+    ``use_kubeconfig``: the current context of ``$KUBECONFIG`` or ``~/.kube/config``), its requests bounded
+    by ``timeouts``; the replayed ``snapshot`` file when one is named, else the simulated ``scenario``.
 
-    A NotConnected error carries ``server``: the API server's URL, or the kubeconfig when none was read.
+    A NotConnected error carries ``server``: the API server's URL, or where the settings were read when
+    no server was reached.
     """
-    if snapshot and (kubeconfig or context):
-        raise UsageError("--snapshot replays a saved cluster offline; it cannot go with --kubeconfig or --context",
-                         hint="name either a snapshot file or a real cluster")
-    if kubeconfig or context:
+    if snapshot and (kubeconfig or context or in_cluster):
+        raise UsageError("--snapshot replays a saved cluster offline; it cannot go with --kubeconfig, --context or "
+                         "--in-cluster", hint="name either a snapshot file or a real cluster")
+    if in_cluster and (kubeconfig or context):
+        raise UsageError("--in-cluster uses the pod's service account; it cannot go with --kubeconfig or --context",
+                         hint="choose one way to reach the cluster")
+    if in_cluster or use_kubeconfig or kubeconfig or context:
         from drawb.cluster.kube import KubeCluster
 
-        check_kubeconfig_yaml(kubeconfig)
         try:
-            cluster = KubeCluster(kubeconfig=kubeconfig, context=context, timeouts=timeouts)
+            if in_cluster:
+                cluster = KubeCluster(service_account=service_account.require(), timeouts=timeouts)
+            else:
+                check_kubeconfig_yaml(kubeconfig)
+                cluster = KubeCluster(kubeconfig=kubeconfig, context=context, timeouts=timeouts)
         except NotConnected as exc:
-            exc.server = kubeconfig or "$KUBECONFIG or ~/.kube/config"
+            exc.server = getattr(exc, "server", None) or (
+                f"the service account at {service_account.mount_dir()}" if in_cluster
+                else kubeconfig or "$KUBECONFIG or ~/.kube/config")
             raise
         try:
             cluster.server_version()  # fail now, with a clear message, if the server is unreachable
@@ -56,23 +62,25 @@ def connect(
     return SimCluster(scenario or "default")
 
 
-def check_kubeconfig_yaml(kubeconfig: str | None) -> None:
-    """Raise KubeconfigInvalid (file, line, column) when a kubeconfig file is not YAML; missing files pass
-    (the client names them)."""
-    import yaml
+@dataclass(frozen=True)
+class FoundCluster:
+    """A real cluster this machine could connect to, and the connect option that does."""
 
-    paths = [kubeconfig] if kubeconfig else (os.environ.get("KUBECONFIG") or "~/.kube/config").split(os.pathsep)
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if not path.is_file():
-            continue
-        try:
-            yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            error = KubeconfigInvalid(f"the kubeconfig {where} is not valid YAML: {problem}")
-            error.server = str(path)
-            raise error from None
+    what: str
+    option: str
 
+
+def found_clusters(kubeconfig: str | None = None) -> list[FoundCluster]:
+    """The real clusters within reach: the pod's mounted service account, the kubeconfig's current context."""
+    found = []
+    mount = service_account.mounted()
+    if mount is not None:
+        identity = mount.identity()
+        found.append(FoundCluster(f"this pod's service account{' ' + identity if identity else ''} "
+                                  f"(API server {mount.server})", "--in-cluster"))
+    context = current_context(kubeconfig)
+    if context:
+        files = ", ".join(str(p) for p in kubeconfig_files(kubeconfig))
+        found.append(FoundCluster(f"the kubeconfig's current context {context!r} ({files})",
+                                  f"--kubeconfig {kubeconfig}" if kubeconfig else f"--context {context}"))
+    return found

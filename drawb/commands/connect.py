@@ -13,35 +13,64 @@ if TYPE_CHECKING:
 
 
 class Connected:
-    """What ``%dra connect`` reports: which cluster, which version."""
+    """What ``%dra connect`` reports: which cluster, which version, and the real clusters within reach when it
+    chose the simulated one by default."""
 
-    def __init__(self, description: str, version: str):
-        self.description, self.version = description, version
+    def __init__(self, description: str, version: str, found: list[tuple[str, str]] = ()):
+        self.description, self.version, self.found = description, version, list(found)
+
+    def _found_lines(self) -> list[str]:
+        return [f"  {what}: {how}" for what, how in self.found]
 
     def __repr__(self) -> str:
-        return f"Connected to {self.description}, Kubernetes {self.version}"
+        text = f"Connected to {self.description}, Kubernetes {self.version}"
+        if self.found:
+            text += "\nReal clusters found (connect to one with its option):\n" + "\n".join(self._found_lines())
+        return text
 
     def _repr_html_(self) -> str:
-        return f"<b>Connected</b> to {self.description}, Kubernetes <code>{self.version}</code>"
+        from html import escape
+
+        html = f"<b>Connected</b> to {escape(self.description)}, Kubernetes <code>{escape(self.version)}</code>"
+        if self.found:
+            items = "".join(f"<li>{escape(what)}: <code>{escape(how)}</code></li>" for what, how in self.found)
+            html += f"<br>Real clusters found (connect to one with its option):<ul>{items}</ul>"
+        return html
 
 
 @command(
     "connect",
-    "Connect to the simulated cluster (default) or to a real one through a kubeconfig.",
+    "Connect to the simulated cluster (default), or to a real one: the pod's own (--in-cluster) or a kubeconfig's.",
     arg("--kubeconfig", help="path of a kubeconfig file (a real cluster)"),
     arg("--context", help="kubeconfig context to use (a real cluster)"),
+    arg("--in-cluster", action="store_true",
+        help="the cluster this pod runs in, as its service account (JupyterHub, Kubeflow)"),
     arg("--scenario", help="simulated scenario: default, synthetic:<nodes>[x<devices per node>], or a scenario file (.yaml)"),
     arg("--snapshot", help="replay a snapshot file (`snapshot save`, `snapshot from-files`) in the simulated cluster"),
     arg("--simulated", action="store_true",
-        help="the simulated cluster (the scenario option's), whatever the kubeconfig and context options say"),
+        help="the simulated cluster (the scenario option's), whatever the kubeconfig, context and target options say"),
 )
 def connect(session: Session, args, cell) -> Connected:
-    if (args.simulated or args.scenario) and (args.kubeconfig or args.context):
-        raise UsageError("--simulated and --scenario choose the simulated cluster; --kubeconfig and --context a real one",
-                         hint="give one kind")
+    if (args.simulated or args.scenario) and (args.kubeconfig or args.context or args.in_cluster):
+        raise UsageError("--simulated and --scenario choose the simulated cluster; --kubeconfig, --context and "
+                         "--in-cluster a real one", hint="give one kind")
+    if args.in_cluster and (args.kubeconfig or args.context):
+        raise UsageError("--in-cluster uses the pod's service account; --kubeconfig and --context a kubeconfig",
+                         hint="give one way to reach the cluster")
     cluster = session.connect(kubeconfig=args.kubeconfig, context=args.context, scenario=args.scenario,
-                              snapshot=args.snapshot, simulated=args.simulated)
-    return Connected(cluster.description, cluster.server_version())
+                              snapshot=args.snapshot, simulated=args.simulated, in_cluster=args.in_cluster)
+    plain = not any((args.kubeconfig, args.context, args.in_cluster, args.scenario, args.snapshot, args.simulated))
+    found = []
+    if plain and getattr(cluster, "simulated", False):
+        from drawb.cluster.connect import found_clusters
+
+        found = [(f.what, _how(session.prog, f.option)) for f in found_clusters(session.kubeconfig)]
+    return Connected(cluster.description, cluster.server_version(), found)
+
+
+def _how(prog: str, option: str) -> str:
+    """The command that connects with ``option``: a connect in a notebook, a global option on the command line."""
+    return f"{prog} connect {option}" if prog.startswith("%") else f"{prog} {option} <subcommand>"
 
 
 @command("scenarios", "List the simulated cluster's scenarios.")

@@ -71,7 +71,7 @@ class DRAMagics(Magics, SessionTraits):
 
     @observe(*OPTION_NAMES)
     def _on_option(self, change) -> None:
-        self._sync_session()
+        setattr(self.session, change["name"], change["new"])  # only that one: the others may come from the cluster
 
     def _sync_session(self) -> None:
         for name in OPTION_NAMES:

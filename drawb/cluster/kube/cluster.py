@@ -5,19 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from kubernetes import config as kube_config
-from kubernetes.client import Configuration
-from kubernetes.config.config_exception import ConfigException
+from kubernetes.client import ApiClient
 
 from drawb.cluster.kube.context import read_context
-from drawb.cluster.kube.credentials import remember_credentials
+from drawb.cluster.kube.credentials import kubeconfig_configuration
+from drawb.cluster.kube.in_cluster import in_cluster_configuration
 from drawb.cluster.kube.informer import Informer
 from drawb.cluster.kube.rest import Timeouts, list_objects, request, stream_lines, timeouts_of
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
     ClusterError,
-    NotConnected,
     NotManagedByDrawb,
     about_object,
     group_version_path,
@@ -25,42 +23,39 @@ from drawb.cluster.protocol import (
     kind_of,
     with_managed_label,
 )
-from drawb.errors import PROG
-from drawb.redact import guard_logging, redact
+from drawb.cluster.service_account import ServiceAccountMount
+from drawb.redact import redact
 
 _FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\} (\d)', re.MULTILINE)
 
 
 class KubeCluster:
-    """A cluster reached through a kubeconfig (default: ``$KUBECONFIG`` or ``~/.kube/config``)."""
+    """A cluster reached through a kubeconfig (default: ``$KUBECONFIG`` or ``~/.kube/config``), or from inside a
+    pod as its service account (``service_account``)."""
 
-    def __init__(self, kubeconfig: str | None = None, context: str | None = None, *, timeouts: Timeouts | None = None,
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, *,
+                 service_account: ServiceAccountMount | None = None, timeouts: Timeouts | None = None,
                  **watch_options):
         """``timeouts`` bound every request; ``watch_options`` go to each Informer (``watch_timeout_s``,
         ``max_backoff_s``)."""
         self._watch_options = watch_options
-        guard_logging()  # the client's kubeconfig loader logs exec plugin failures (their stderr) as it loads
-        kube_context = read_context(kubeconfig, context)
-        configuration = type.__call__(Configuration)  # a fresh one, not a copy of the client's global default
-        configuration.retries = False  # no retry loop multiplying the timeouts; the informer retries watches
-        try:
+        if service_account is not None:
+            self.client = ApiClient(in_cluster_configuration(service_account))
+            identity = service_account.identity()
+            self.default_namespace = service_account.namespace()
+            self.description = f"cluster at {redact(self.client.configuration.host)} (in-cluster, service account " \
+                               f"{identity or 'of the pod'})"
+        else:
+            kube_context = read_context(kubeconfig, context)
             # the context kubectl would use, also where several files set a current-context
             chosen = context or (kube_context.name if kube_context is not None else None)
-            self.client = kube_config.new_client_from_config(config_file=kubeconfig, context=chosen,
-                                                             client_configuration=configuration)
-        except (ConfigException, FileNotFoundError, OSError) as exc:
-            where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
-            raise NotConnected(
-                f"no usable kubeconfig at {where}: {str(exc).rstrip('.')}",
-                hint=f"pass --kubeconfig PATH, or connect to the simulated cluster with `{PROG} connect` alone",
-            ) from None
-        remember_credentials(self.client.configuration)
-        self.client.kube_context = kube_context  # a 401 names its user (rest.py)
-        # where commands work when given no namespace, as kubectl: the context's (None: `default`)
-        self.default_namespace = kube_context.namespace if kube_context is not None else None
+            self.client = ApiClient(kubeconfig_configuration(kubeconfig, chosen))
+            self.client.kube_context = kube_context  # a 401 names its user (failures.py)
+            # where commands work when given no namespace, as kubectl: the context's (None: `default`)
+            self.default_namespace = kube_context.namespace if kube_context is not None else None
+            host = redact(self.client.configuration.host)
+            self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
         self.client.timeouts = timeouts or Timeouts()
-        host = redact(self.client.configuration.host)
-        self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
         self._informers: dict[str, Informer] = {}
 
     def watch(self, kind: str) -> Informer:

@@ -11,7 +11,7 @@ import yaml
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.kube_config import ConfigNode, KubeConfigMerger
 
-DEFAULT_KUBECONFIG = "~/.kube/config"
+from drawb.cluster.kubeconfig_file import kubeconfig_source
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class KubeContext:
 def read_context(kubeconfig: str | None = None, context: str | None = None) -> KubeContext | None:
     """The ``context`` (default: the current one) of ``kubeconfig`` (default: ``$KUBECONFIG``, else
     ``~/.kube/config``); None when there is no such file or context (the client's loader says why)."""
-    files = kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
+    files = kubeconfig_source(kubeconfig)
     try:
         merger = KubeConfigMerger(files)
     except (OSError, ValueError, yaml.YAMLError, ConfigException):  # connecting names what is wrong

@@ -21,7 +21,8 @@ import time
 
 from kubernetes.client import ApiClient
 
-from drawb.cluster.kube.rest import failure_words, list_objects, open_watch, watch_events
+from drawb.cluster.kube.failures import failure_words
+from drawb.cluster.kube.rest import list_objects, open_watch, watch_events
 from drawb.cluster.protocol import ClusterError, Handler, Kind, NotConnected
 
 log = logging.getLogger(__name__)

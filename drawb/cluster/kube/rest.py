@@ -2,24 +2,22 @@
 
 Every request to a real API server goes through here: paths come from the protocol's ``Kind``,
 lists are read page by page in one loop, and streamed answers (watch events, pod logs) are split
-into lines in one place. Objects stay raw JSON dicts. A client that carries ``kube_context`` (the
-KubeContext it was made from) has an HTTP 401 name that context's user and how to refresh its credential.
+into lines in one place. Objects stay raw JSON dicts. Every failure becomes a named drawb error in
+``failures`` (a client that carries ``kube_context``, the KubeContext it was made from, has an HTTP
+401 name that context's user and how to refresh its credential).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import orjson
-import urllib3.exceptions
 from kubernetes.client import ApiClient
-from kubernetes.client.exceptions import ApiException
 
-from drawb.cluster.protocol import ClusterError, Kind, NotConnected, Unauthorized
-from drawb.cluster.refusal import rbac_refusal
+from drawb.cluster.kube.failures import from_exception, from_status
+from drawb.cluster.protocol import ClusterError, Kind
 
 DEFAULT_CONNECT_S = 5.0
 DEFAULT_READ_S = 10.0
@@ -65,20 +63,18 @@ def request(
     # content type (apply patches) is sent as text.
     json_body = "json" in content_type
     data = body if json_body or body is None or isinstance(body, str) else orjson.dumps(body).decode()
+    timeout = timeout or timeouts_of(client).pair()
     try:
         serialized = client.param_serialize(
             method, url_path, header_params=headers, body=None, auth_settings=["BearerToken"]
         )
         method_, url, header_params, _, post = serialized
-        response = client.call_api(method_, url, header_params, data, post,
-                                   _request_timeout=timeout or timeouts_of(client).pair())
-    except ApiException as exc:
-        raise _cluster_error(client, exc.status, exc.body, exc.reason) from None
-    except Exception as exc:  # urllib3 connection errors and the like
-        raise _unreachable(client, exc, timeout or timeouts_of(client).pair()) from None
+        response = client.call_api(method_, url, header_params, data, post, _request_timeout=timeout)
+    except Exception as exc:  # the HTTP stack's, TLS's and the client's errors, and a credential refresh's
+        raise from_exception(exc, client, timeout) from None
     raw = response.response
     if not 200 <= response.status <= 299:
-        raise _cluster_error(client, response.status, raw.data, raw.reason)
+        raise from_status(response.status, raw.data, raw.reason, client)
     if stream:
         return raw
     payload = raw.data
@@ -150,73 +146,3 @@ def stream_lines(response, chunk_size: int = 4096) -> Iterator[bytes]:
             yield buffer
     finally:
         response.release_conn()
-
-
-class ServerTimedOut(NotConnected):
-    """The API server did not answer within a timeout: the connect one (TCP and TLS) or the read one."""
-
-
-def _unreachable(client: ApiClient, exc: Exception, timeout: tuple[float | None, float | None]) -> NotConnected:
-    host = client.configuration.host
-    # (urllib3's NewConnectionError, a refused connection among others, derives from its ConnectTimeoutError)
-    if isinstance(exc, urllib3.exceptions.TimeoutError) and not isinstance(exc, urllib3.exceptions.NewConnectionError):
-        # urllib3 reports a TLS handshake past the connect timeout as a read timeout
-        connecting = isinstance(exc, urllib3.exceptions.ConnectTimeoutError) or "handshake" in failure_words(exc)
-        phase, seconds = ("connect (TCP and TLS)", timeout[0]) if connecting else ("read", timeout[1])
-        return ServerTimedOut(
-            f"cannot reach the API server at {host}: no answer within the {phase} timeout of {seconds:g} s",
-            hint="a server that accepts and stays silent is stopped, overloaded or not an API server (`kubectl get "
-            "--raw /readyz` asks it); on a slow link raise the limit: --connect-timeout / --read-timeout, or "
-            "%config DRAMagics.connect_timeout / read_timeout",
-        )
-    return NotConnected(
-        f"cannot reach the API server at {host}: {failure_words(exc)}",
-        hint="check that the cluster is running and that this machine reaches that address (the server in the "
-        "kubeconfig, VPN, proxy settings, firewall)",
-    )
-
-
-def failure_words(exc: BaseException) -> str:
-    """What went wrong on the connection, in the words of its innermost cause (``Connection refused``),
-    without the HTTP stack's wrappers, class names and object reprs."""
-    seen: set[int] = set()
-    while id(exc) not in seen:
-        seen.add(id(exc))
-        inner = getattr(exc, "reason", None)
-        if not isinstance(inner, BaseException):
-            inner = next((a for a in getattr(exc, "args", ()) if isinstance(a, BaseException)), None)
-        inner = inner or exc.__cause__ or exc.__context__
-        if inner is None:
-            break
-        exc = inner
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    text = str(exc) or type(exc).__name__
-    # urllib3 starts with the connection's repr, the ssl module with its source position
-    return re.sub(r"^_ssl\.c:\d+: ", "", text.rsplit(">: ", 1)[-1].rsplit("): ", 1)[-1])
-
-
-def _cluster_error(client: ApiClient, status: int | None, body: bytes | str | None, reason: str | None) -> ClusterError:
-    message, why = reason or "error", reason
-    try:
-        payload = orjson.loads(body) if body else {}
-        message = payload.get("message") or message
-        why = payload.get("reason") or why
-    except orjson.JSONDecodeError:
-        pass
-    if status == 401:
-        return _unauthorized(client, message)
-    if status == 403:
-        refused = rbac_refusal(message)
-        if refused is not None:
-            return refused
-    return ClusterError(f"{message} (HTTP {status})", status=status, reason=why, server_message=message)
-
-
-def _unauthorized(client: ApiClient, message: str) -> Unauthorized:
-    context = getattr(client, "kube_context", None)
-    whose = context.describe() if context is not None else "drawb's connection"
-    hint = context.refresh_hint() if context is not None else (
-        "check the credential drawb connects with (`kubectl auth whoami` shows whether the server accepts it)")
-    return Unauthorized(f"the API server at {client.configuration.host} refused the credentials of {whose}: "
-                        f"{message} (HTTP 401)", status=401, reason="Unauthorized", hint=hint, server_message=message)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import yaml
-from kubernetes.client import ApiClient
 
 from drawb.access import rbac
 from drawb.cluster.refusal import RbacRefused, rbac_refusal
 from drawb.cli import main
-from drawb.cluster.kube.rest import _cluster_error
+from drawb.cluster.kube.failures import from_status
 
 SA_USER = "system:serviceaccount:team-a:runner"
 
@@ -49,7 +48,7 @@ def test_a_namespaced_refusal_names_verb_resource_namespace_user_and_the_role():
               'resource "resourceclaimtemplates" in API group "resource.k8s.io" in the namespace "other"')
     import orjson
 
-    error = _cluster_error(ApiClient(), 403, orjson.dumps({"kind": "Status", "message": server, "reason": "Forbidden"}), "Forbidden")
+    error = from_status(403, orjson.dumps({"kind": "Status", "message": server, "reason": "Forbidden"}), "Forbidden")
     assert isinstance(error, RbacRefused) and error.message == server
     assert str(error) == (f'RBAC refused create on resourceclaimtemplates.resource.k8s.io in namespace "other" for '
                           f'user "{SA_USER}"; the drawb-user Role of drawb\'s RBAC manifest grants it in its own '
@@ -79,7 +78,7 @@ def test_cluster_scope_and_path_refusals():
 
 def test_a_403_that_is_not_rbac_stays_the_servers_message():
     body = b'{"kind":"Status","message":"pods \\"p\\" is forbidden: violates PodSecurity \\"restricted:latest\\"","reason":"Forbidden"}'
-    error = _cluster_error(ApiClient(), 403, body, "Forbidden")
+    error = from_status(403, body, "Forbidden")
     assert not isinstance(error, RbacRefused) and "violates PodSecurity" in str(error) and error.status == 403
 
 

@@ -17,6 +17,7 @@ import pytest
 from drawb.redact import REDACTED, redact, remember
 from drawb.cli import main
 from drawb.cluster.kube import KubeCluster
+from drawb.cluster.kube.failures import ExecPluginFailed
 from drawb.cluster.protocol import ClusterError, NotConnected
 from drawb.errors import DrawbError
 from tests import credscan
@@ -99,11 +100,11 @@ def test_a_failing_exec_plugins_output_never_shows(tmp_path, echo_server, caplog
     caplog.set_level(logging.DEBUG)
     jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06YWxpY2UifQ.c2lnbmF0dXJlLXBsYW50ZWQ"
     credscan.remember(jwt, "the failing exec plugin's token")
-    cluster = KubeCluster(kubeconfig=_kubeconfig(tmp_path, echo_server, _exec_plugin(tmp_path, jwt, fail=True)))
-    assert "exec: process returned 1" in caplog.text  # the client's loader logged the failure, redacted
-    with pytest.raises(ClusterError) as caught:
-        cluster.server_version()
-    assert jwt not in _everything_shown(caught.value) and jwt not in caplog.text
+    with pytest.raises(ExecPluginFailed) as caught:
+        KubeCluster(kubeconfig=_kubeconfig(tmp_path, echo_server, _exec_plugin(tmp_path, jwt, fail=True)))
+    shown = _everything_shown(caught.value)
+    assert "exited with status 1: login failed; cached token: <redacted>" in shown  # its stderr, redacted
+    assert jwt not in shown and jwt not in caplog.text
 
 
 def test_basic_auth_password_never_shows(tmp_path, echo_server):
@@ -156,3 +157,8 @@ def test_credential_shapes_are_redacted(text):
 def test_ordinary_text_is_left_alone():
     text = 'the token of a watch; device.attributes["gpu.nvidia.com"].productName == "H200"; tokens: 3'
     assert redact(text) == text
+
+
+def test_token_fields_in_a_tools_message_are_redacted_up_to_their_punctuation():
+    shown = redact("invalid_grant (refresh_token: 1//0gXyZabcdefghijklmnop); run: login; [client_secret=abcdefgh123]")
+    assert shown == "invalid_grant (refresh_token: <redacted>); run: login; [client_secret=<redacted>]"

@@ -42,7 +42,7 @@ def test_errors_exit_2_without_traceback():
     assert out.returncode == 2
     assert out.stderr.startswith("UsageError: no device has node 'nope'") and "Traceback" not in out.stderr
     out = drawb("--kubeconfig", "/nonexistent", "devices")
-    assert out.returncode == 2 and out.stderr.startswith("NotConnected:")
+    assert out.returncode == 2 and out.stderr.startswith("KubeconfigUnusable: no kubeconfig at /nonexistent")
 
 
 def test_scenario_option():

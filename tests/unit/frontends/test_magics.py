@@ -32,7 +32,7 @@ def test_unknown_scenario_lists_the_known_ones(shell, capsys):
 
 def test_missing_kubeconfig_is_a_clear_error(shell, capsys, tmp_path):
     err = shell.fails(f"%dra connect --kubeconfig {tmp_path / 'nope.yaml'}")
-    assert err.startswith("NotConnected: no usable kubeconfig at ")
+    assert err.startswith(f"KubeconfigUnusable: no kubeconfig at {tmp_path / 'nope.yaml'}")
 
 
 def test_unreachable_server_is_a_clear_error(shell, capsys, tmp_path):
@@ -44,7 +44,7 @@ def test_unreachable_server_is_a_clear_error(shell, capsys, tmp_path):
         "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
     )
     err = shell.fails(f"%dra connect --kubeconfig {kubeconfig}")
-    assert err.startswith("NotConnected: cannot reach the API server at https://127.0.0.1:9")
+    assert err.startswith("ConnectionRefused: nothing listens at https://127.0.0.1:9")
 
 
 def test_short_errors_off_raises_with_traceback(shell):
