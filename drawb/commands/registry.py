@@ -45,6 +45,7 @@ COMMAND_MODULES = (
     "drawb.commands.manifests",
     "drawb.commands.why",
     "drawb.commands.map",
+    "drawb.commands.versions",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]
