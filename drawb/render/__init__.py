@@ -75,6 +75,7 @@ def _cluster_classes(cluster: Any) -> dict[str, dict]:
 
 
 def _namespace_labels(cluster: Any):
+    @functools.lru_cache(maxsize=None)  # one read per namespace, however many documents are in it
     def labels(name: str) -> dict | None:
         ns = cluster.get("Namespace", name)
         return None if ns is None else (ns.get("metadata") or {}).get("labels") or {}
@@ -149,8 +150,7 @@ def render(
 ) -> Rendered:
     """Render template ``name`` with ``values``: check values, render, validate; ManifestInvalid if invalid.
 
-    With a ``cluster``, its server version is the target and its DeviceClasses must include every class
-    the manifests use; without one, ``kubernetes_version`` (default 1.34) is the target.
+    With a ``cluster``, its server version is the target, and a DeviceClass it lacks is a warning; without one, ``kubernetes_version`` (default 1.34) is the target.
     """
     info = get_template(name, template_dirs)
     version = kubernetes_version or (cluster.server_version() if cluster is not None else versions.DEFAULT)

@@ -6,6 +6,7 @@ the v1 ``exactly:`` nesting; DeviceClasses exist; selectors compile; NVIDIA opaq
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +50,8 @@ class World:
     kubernetes_version: str
     compile_selector: Callable[[str, str], None]
     cluster_classes: dict[str, dict] | None = None
-    namespace_labels: Callable[[str], dict | None] | None = None  # a namespace's labels, None if unknown
+    namespace_labels: Callable[[str], dict | None] | None = None  # a namespace's labels, None if it does not exist
+    namespaces: set[str] = field(default_factory=set)  # the Namespaces among the documents
     classes: dict[str, dict] = field(default_factory=dict)
     claims: dict[str, dict] = field(default_factory=dict)
     claim_templates: dict[str, dict] = field(default_factory=dict)
@@ -57,6 +59,14 @@ class World:
     def all_classes(self) -> dict[str, dict]:
         """Rendered DeviceClasses over the cluster's."""
         return {**(self.cluster_classes or {}), **self.classes}
+
+
+def _class_not_installed(name: str, installed: list[str]) -> str:
+    """The warning for a DeviceClass the connected cluster lacks: the server stores the claim, no pod runs."""
+    close = difflib.get_close_matches(name, installed, n=1, cutoff=0.6)
+    fix = f"did you mean {close[0]!r}? " if close else ""
+    return (f"DeviceClass {name!r} is not installed in the connected cluster: the API server accepts the claim, and "
+            f"pods that use it stay Pending until the class exists; {fix}installed: {', '.join(installed) or '(none)'}")
 
 
 def _dig(doc: Mapping[str, Any], path: Iterable[str]) -> Any:
@@ -88,6 +98,17 @@ class _Checker:
 
     def warn(self, path: str, message: str) -> None:
         self.issues.append(Issue("warning", self.doc, path, message))
+
+    def namespace_exists(self) -> None:
+        """Warn of a namespace neither the connected cluster nor the documents have: apply is refused until it exists."""
+        ns = self.namespace
+        if not ns or self.world.namespace_labels is None or ns in self.world.namespaces:
+            return
+        if self.world.namespace_labels(ns) is None:
+            self.warn("metadata.namespace", f"namespace {ns!r} does not exist in the connected cluster: the API "
+                      f"server refuses the object (namespaces \"{ns}\" not found) until it does; create it first "
+                      f"(a Namespace named {ns!r} among these manifests, before the objects in it), or use an "
+                      "existing namespace")
 
     # --- selectors and quantities -------------------------------------------------------------
     def selectors(self, selectors: Any, path: str) -> None:
@@ -246,13 +267,8 @@ class _Checker:
                 self.refuse(f"{path}.adminAccess", f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` "
                             f"label on the containing namespace; namespace {self.namespace!r} lacks it")
         cls = req.get("deviceClassName")
-        known = self.world.all_classes()
-        if isinstance(cls, str) and cls not in known and self.world.cluster_classes is not None:
-            self.error(
-                f"{path}.deviceClassName",
-                f"DeviceClass {cls!r} does not exist in the connected cluster; it has: "
-                f"{', '.join(sorted(known)) or '(none)'}",
-            )
+        if isinstance(cls, str) and self.world.cluster_classes is not None and cls not in self.world.all_classes():
+            self.warn(f"{path}.deviceClassName", _class_not_installed(cls, sorted(self.world.all_classes())))
         mode = req.get("allocationMode", "ExactCount")
         if mode not in ("ExactCount", "All"):
             self.refuse(f"{path}.allocationMode", f"allocationMode must be ExactCount or All, got {mode!r}")
@@ -440,6 +456,8 @@ def cross_reference_issues(docs: list[dict], world: World) -> list[Issue]:
             world.claims[name] = doc
         elif kind == "ResourceClaimTemplate":
             world.claim_templates[name] = doc
+        elif kind == "Namespace":
+            world.namespaces.add(name)
     checker = _Checker(world)
     seen: set[str] = set()
     for doc in docs:
@@ -447,6 +465,7 @@ def cross_reference_issues(docs: list[dict], world: World) -> list[Issue]:
         checker.namespace = (doc.get("metadata") or {}).get("namespace")
         if checker.doc in seen:
             checker.error("metadata.name", "two manifests have the same kind and name")
+        checker.namespace_exists()
         seen.add(checker.doc)
         kind = doc.get("kind")
         if kind == "DeviceClass":

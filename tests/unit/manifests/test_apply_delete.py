@@ -69,11 +69,25 @@ def test_namespace_flag_fills_a_missing_namespace_and_refuses_a_conflict(shell, 
 
 def test_invalid_manifests_are_not_applied(shell, tmp_path):
     path = tmp_path / "bad.yaml"
-    path.write_text(MANIFESTS.replace("deviceClassName: gpu.nvidia.com\n---", "deviceClassName: gpu.nvidia.cmo\n---"))
+    path.write_text(MANIFESTS.replace("deviceClassName: gpu.nvidia.com\n---", "deviceClassName: gpu.nvidia.com\n"
+                                      "          counts: 2\n---"))
     err = shell.fails(f"%dra apply {path}")
     assert err.startswith("InvalidManifest: 1 error(s) in the manifests:\n  - error: ")
-    assert "DeviceClass 'gpu.nvidia.cmo' does not exist" in err and "nothing was applied" in err
+    assert "unknown field(s) 'counts'" in err and "nothing was applied" in err
     assert session_of(shell).cluster.get("ResourceClaimTemplate", "one-gpu", "gpu-test") is None
+
+
+def test_a_class_the_cluster_lacks_is_applied_with_a_warning_and_a_missing_namespace_refused(shell, tmp_path):
+    path = tmp_path / "typo.yaml"
+    path.write_text(MANIFESTS.replace("deviceClassName: gpu.nvidia.com\n---", "deviceClassName: gpu.nvidia.cmo\n---"))
+    out = shell.run(f"%dra apply {path} --dry-run")
+    assert "DeviceClass 'gpu.nvidia.cmo' is not installed" in str(out.warnings) and "did you mean 'gpu.nvidia.com'?" in str(out.warnings)
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text(MANIFESTS.replace("namespace: gpu-test", "namespace: nowhere"))
+    validated = shell.run(f"%dra validate {elsewhere}")
+    assert validated.exit_status == 0 and "namespace 'nowhere' does not exist in the connected cluster" in str(validated)
+    err = shell.fails(f"%dra apply {elsewhere} --dry-run")
+    assert 'namespaces "nowhere" not found' in err
 
 
 def test_command_line_apply_prints_status_on_stderr(manifests, capsys):

@@ -67,8 +67,9 @@ BROKEN = [
      "domain `gpu.nvida.com` does not exist in the cluster's device attributes; did you mean `gpu.nvidia.com`?"),
     ("typo-capacity", variant(selector('device.capacity["gpu.nvidia.com"].memroy.compareTo(quantity("40Gi")) >= 0')),
      0, "`memroy` is not a capacity of gpu.nvidia.com; did you mean `memory`?"),
-    ("missing-class", variant().replace("deviceClassName: gpu.nvidia.com", "deviceClassName: gpu.nvidia.cmo"), 1,
-     "DeviceClass 'gpu.nvidia.cmo' does not exist in the connected cluster"),
+    ("missing-class", variant().replace("deviceClassName: gpu.nvidia.com", "deviceClassName: gpu.nvidia.cmo"), 0,
+     "DeviceClass 'gpu.nvidia.cmo' is not installed in the connected cluster: the API server accepts the claim, and "
+     "pods that use it stay Pending until the class exists; did you mean 'gpu.nvidia.com'?"),
     ("claim-name-mismatch", variant(used="gpus"), 1,
      "container 'ctr' uses claim 'gpus', which the pod's resourceClaims do not list; listed: gpu"),
     ("count-no-node-satisfies", variant("count: 16"), 0,
