@@ -182,8 +182,7 @@ class Session:
         """The simulated cluster's description when the command since ``mark_unused`` read it, else None."""
         if not self._used or self._cluster is None or not getattr(self._cluster, "simulated", False):
             return None
-        minor = ".".join(self._cluster.server_version().lstrip("v").split(".")[:2])
-        return f"{self._cluster.description} (Kubernetes {minor} rules)"
+        return f"{self._cluster.description} (Kubernetes {versions.rules_minor(self._cluster.server_version())} rules)"
 
     def devices(self):
         """The device frame with allocations, kept live between calls by watching the cluster."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from drawb import versions
 from drawb.render.errors import Issue, RenderError
 
 
@@ -19,8 +20,7 @@ def answered_by(cluster: Any) -> str:
     """Who answers an apply through ``cluster``: ``the API server``, or the simulated cluster with its rules."""
     if not getattr(cluster, "simulated", False):
         return "the API server"
-    minor = ".".join(str(cluster.server_version()).lstrip("v").split(".")[:2])
-    return f"the simulated cluster (Kubernetes {minor} rules)"
+    return f"the simulated cluster (Kubernetes {versions.rules_minor(str(cluster.server_version()))} rules)"
 
 
 @dataclass

@@ -22,6 +22,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
+from drawb import versions
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.classes import device_class, nvidia_device_classes
 from drawb.cluster.sim.nodes import node_object
@@ -88,19 +89,19 @@ def nvidia_classes() -> list[dict]:
     return [_labelled(c, None) for c in nvidia_device_classes()]
 
 
-def generate(seed: int, prefix: str = "ad", kubernetes_version: str = "1.34") -> AllocScenario:
+def generate(seed: int, prefix: str = "ad", kubernetes_version: str = versions.DEFAULT) -> AllocScenario:
     """The scenario of ``seed`` (the same seed always gives the same objects), shaped for that version's API."""
     rng = random.Random(seed)
     name = f"{prefix}{seed:04d}"
     scenario = _Generator(rng, name).build()
     scenario.seed = seed
-    if tuple(int(x) for x in kubernetes_version.split(".")[:2]) >= (1, 35):
+    if versions.rules(kubernetes_version).has("api.counter_sets_in_own_slices"):
         scenario.slices = split_counters(scenario.slices)
     return scenario
 
 
 def generate_many(count: int, first_seed: int = 0, prefix: str = "ad",
-                  kubernetes_version: str = "1.34") -> list[AllocScenario]:
+                  kubernetes_version: str = versions.DEFAULT) -> list[AllocScenario]:
     """``count`` scenarios with consecutive seeds."""
     return [generate(first_seed + i, prefix, kubernetes_version) for i in range(count)]
 

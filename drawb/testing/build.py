@@ -24,6 +24,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from drawb import versions
+
 RECIPE = "drawb-testcluster-build/1"
 K8S_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 ETCD_PACKAGE = "go.etcd.io/etcd/server/v3"
@@ -125,7 +127,8 @@ def write_module(dest: Path, k8s_version: str) -> None:
 
 
 def _ldflags(k8s_version: str) -> str:
-    major, minor = k8s_version.removeprefix("v").split(".")[:2]
+    parsed = versions.parse(k8s_version)
+    major, minor = str(parsed.major), str(parsed.minor)
     flags = ["-s", "-w"]
     for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
         flags += [

@@ -23,7 +23,7 @@ from drawb.versions.parse import NotAKubernetesVersion, Version, parse
 __all__ = [
     "DEFAULT", "Gate", "LockedFeatureGate", "NewerKubernetesVersion", "NotAKubernetesVersion", "Rules",
     "UnknownFeatureGate", "UnsupportedKubernetesVersion", "Version", "is_dra_gate", "known", "known_rules", "newest",
-    "parse", "rules",
+    "parse", "rules", "rules_minor",
 ]
 
 _MINORS = tuple(sorted(RELEASES))
@@ -135,6 +135,13 @@ def known_rules(version: str | Version) -> tuple[Rules | None, bool]:
     if parsed.major != 1 or parsed.minor < _MINORS[0]:
         return None, False
     return _rules_of(min(parsed.minor, _MINORS[-1])), parsed.minor > _MINORS[-1]
+
+
+def rules_minor(version: str | Version) -> str:
+    """The minor whose rules apply to ``version``, without a warning: its own when known, the newest
+    known for a newer one, and its own for an older one (which drawb refuses to check with)."""
+    found, _ = known_rules(version)
+    return found.minor if found is not None else (version if isinstance(version, Version) else parse(version)).minor_text
 
 
 def rules(version: str | Version) -> Rules:

@@ -87,3 +87,9 @@ def test_default_gates_select_the_scheduler_allocator(minor, impl):
 def test_the_allocator_library_takes_a_locked_gate_either_way():
     values = versions.rules("1.36").gate_values({"DRAAdminAccess": False}, enforce_locks=False)
     assert values["DRAAdminAccess"] is False
+
+
+def test_the_rules_minor_of_a_version_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [versions.rules_minor(v) for v in ("v1.36.3", "1.38", "v1.33.1")] == ["1.36", "1.37", "1.33"]
