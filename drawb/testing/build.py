@@ -62,6 +62,11 @@ def cache_root() -> Path:
     return Path(os.environ.get("DRAWB_CACHE") or Path.home() / ".cache" / "drawb")
 
 
+def target_k8s_version() -> str:
+    """The Kubernetes version the live tier builds and runs: ``$DRAWB_K8S_VERSION``, else ``testcluster/``'s pin."""
+    return os.environ.get("DRAWB_K8S_VERSION") or pinned_k8s_version()
+
+
 def pinned_k8s_version(module_dir: Path | None = None) -> str:
     """The ``k8s.io/kubernetes`` version required by a module's go.mod (default: the repo's)."""
     text = ((module_dir or source_dir()) / "go.mod").read_text()
@@ -171,7 +176,7 @@ def build(k8s_version: str | None = None, log=None) -> BuildResult:
     """Build (or find cached) binaries for ``k8s_version`` (default: the pinned version)."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     started = time.monotonic()
-    k8s_version = k8s_version or os.environ.get("DRAWB_K8S_VERSION") or pinned_k8s_version()
+    k8s_version = k8s_version or target_k8s_version()
     cache = cache_root() / "testcluster" / k8s_version
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache / ".lock", "w") as lock:
@@ -214,7 +219,7 @@ def build_anchor(k8s_version: str | None = None, log=None) -> Path:
     copied into that version's generated module. Keyed like the control plane, plus its source.
     """
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    k8s_version = k8s_version or os.environ.get("DRAWB_K8S_VERSION") or pinned_k8s_version()
+    k8s_version = k8s_version or target_k8s_version()
     cache = cache_root() / "testcluster" / k8s_version
     cache.mkdir(parents=True, exist_ok=True)
     source = source_dir() / ANCHOR / "main.go"

@@ -7,11 +7,13 @@ from drawb.cluster.kube import KubeCluster
 from drawb.cluster.protocol import MANAGED_BY_LABEL
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import build_scenario
+from drawb.testing import build
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
 from tests.contract.corpus import NAMESPACES, Case, Outcome, outcome_differences, run_case
 
-DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
+# the gates whose fields the API server of the live tier's version drops
+DRA_GATES = versions.rules(build.target_k8s_version()).field_gates
 
 
 def simulated_twin(cp) -> SimCluster:

@@ -25,7 +25,8 @@ from drawb.testing.cluster import LocalCluster
 from drawb.testing.waiting import wait_for
 from tests.live.conftest import ControlPlane
 
-DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
+# the gates whose fields the API server of the live tier's version drops
+DRA_GATES = versions.rules(build.target_k8s_version()).field_gates
 
 
 pytestmark = pytest.mark.live

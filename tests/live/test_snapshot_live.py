@@ -22,11 +22,13 @@ from drawb.snapshot.capture import capture
 from drawb.snapshot.kubectl import KUBECTL_COMMAND, from_files
 from drawb.snapshot.redact import redact
 from drawb.cluster.snapshot.replay import replay
+from drawb.testing import build
 from drawb.testing import snapshot_compare as compare
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
 
-DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
+# the gates whose fields the API server of the live tier's version drops
+DRA_GATES = versions.rules(build.target_k8s_version()).field_gates
 
 
 pytestmark = pytest.mark.live
