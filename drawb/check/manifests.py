@@ -1,7 +1,8 @@
 """The objects of one check: a ResourceClaimTemplate (unless an existing claim is named) and a Pod.
 
 Every object carries ``app.kubernetes.io/managed-by: drawb`` and ``drawb/check-run: <run id>``
-and a name ending in the run id, so two checks in one namespace never collide. The pod runs the
+(the claims made from its claim template too), the annotation naming the process that runs it, and a
+name ending in the run id, so two checks in one namespace never collide. The pod runs the
 payload in every container with ``restartPolicy: Never`` and a security context the ``restricted``
 Pod Security Standard admits. ``--node`` pins it with a node affinity on ``metadata.name`` (as the
 DaemonSet controller does): ``spec.nodeName`` would bypass the scheduler, which allocates the claim.
@@ -13,6 +14,7 @@ import copy
 import secrets
 from dataclasses import dataclass
 
+from drawb.check.owner import OWNER_ANNOTATION, this_process
 from drawb.check.verdict import LIST, QUERY, QUERY_FIELDS, SAMPLE
 from drawb.cluster.protocol import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from drawb.errors import UsageError
@@ -72,11 +74,18 @@ class CheckObjects:
 
 
 def _label(obj: dict, run_id: str, namespace: str) -> None:
+    """drawb's labels and the process running the check on ``obj``; on a claim template, also on the claims
+    made from it (its claim metadata)."""
     meta = obj.setdefault("metadata", {})
     meta["namespace"] = namespace
-    meta["labels"] = {**(meta.get("labels") or {}), MANAGED_BY_LABEL: MANAGED_BY_VALUE, RUN_LABEL: run_id}
     for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generateName"):
         meta.pop(key, None)
+    marked = [meta]
+    if obj.get("kind") == "ResourceClaimTemplate":
+        marked.append(obj.setdefault("spec", {}).setdefault("metadata", {}))
+    for entry in marked:
+        entry["labels"] = {**(entry.get("labels") or {}), MANAGED_BY_LABEL: MANAGED_BY_VALUE, RUN_LABEL: run_id}
+        entry["annotations"] = {**(entry.get("annotations") or {}), OWNER_ANNOTATION: this_process()}
 
 
 def _suffixed(name: str, run_id: str, limit: int = 63) -> str:

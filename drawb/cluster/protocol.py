@@ -156,10 +156,16 @@ def is_managed(obj: dict) -> bool:
 
 
 def with_managed_label(obj: dict) -> dict:
-    """A copy of ``obj`` labelled as created by drawb."""
+    """A copy of ``obj`` labelled as created by drawb; a ResourceClaimTemplate's claim metadata too, so the
+    claims made from it are drawb's."""
     meta = dict(obj.get("metadata") or {})
     meta["labels"] = {**(meta.get("labels") or {}), MANAGED_BY_LABEL: MANAGED_BY_VALUE}
-    return {**obj, "metadata": meta}
+    labelled = {**obj, "metadata": meta}
+    if obj.get("kind") == "ResourceClaimTemplate" and isinstance(obj.get("spec"), dict):
+        claim_meta = dict(obj["spec"].get("metadata") or {})
+        claim_meta["labels"] = {**(claim_meta.get("labels") or {}), MANAGED_BY_LABEL: MANAGED_BY_VALUE}
+        labelled["spec"] = {**obj["spec"], "metadata": claim_meta}
+    return labelled
 
 
 @runtime_checkable

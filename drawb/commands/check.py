@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import shlex
+from dataclasses import dataclass
 
 from drawb.commands.registry import COMMANDS, JsonResult, arg, command
 from drawb.session import Session
@@ -41,6 +43,7 @@ def check(session: Session, args, cell):
     values = collect_values(args.sets, None, session.user_ns) if args.sets else {}
     namespace = args.namespace or session.namespace
     why = f"{session.prog} why" if "why" in COMMANDS else None
+    _report_leftovers(session, namespace)
     verdict = run(
         session.cluster, namespace=namespace, timeout=args.timeout, keep=args.keep,
         progress=getattr(session, "progress", None), why_hint=why,
@@ -50,3 +53,71 @@ def check(session: Session, args, cell):
         node=args.node,
     )
     return JsonResult(verdict.to_dict(), verdict.exit_status) if args.json else verdict
+
+
+def _report_leftovers(session: Session, namespace: str) -> None:
+    """Say so when killed checks left objects in ``namespace``, with the command that removes them."""
+    from drawb.check.leftovers import find_leftovers
+
+    progress = getattr(session, "progress", None)
+    leftovers = find_leftovers(session.cluster, namespace)
+    if leftovers and progress is not None:
+        runs = sorted({leftover.run for leftover in leftovers})
+        progress(f"leftovers of {len(runs)} killed check run(s) in {namespace}: "
+                 f"{', '.join(leftover.label for leftover in leftovers)}; `{session.prog} cleanup -n {namespace}` "
+                 "removes them")
+
+
+@dataclass
+class Cleaned:
+    """What ``cleanup`` found and removed (or, in a dry run, would remove)."""
+
+    status: str
+    leftovers: list
+
+    def terminal_notes(self) -> list[str]:
+        """The status line, which a terminal prints on stderr."""
+        return [self.status]
+
+    def __str__(self) -> str:
+        rows = [(f"{o.kind}/{o.name}", o.namespace, o.run, o.owner) for o in self.leftovers]
+        widths = [max([len(r[i]) for r in rows] + [6]) for i in range(3)]
+        return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3]
+                         for row in rows)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text("\n".join([self.status, str(self)]).rstrip())
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td>{html.escape(o.kind)}/{html.escape(o.name)}</td><td>{html.escape(o.namespace)}</td>"
+                       f"<td>{html.escape(o.run)}</td><td>{html.escape(o.owner)}</td></tr>" for o in self.leftovers)
+        return (f"<div><b>{html.escape(self.status)}</b><table><tr><th>object</th><th>namespace</th><th>run</th>"
+                f"<th>run by (host/pid/start)</th></tr>{rows}</table></div>")
+
+
+@command(
+    "cleanup",
+    "Remove what killed checks left behind (their pods, claim templates and claims, which may hold GPUs): "
+    "objects labelled by a check run whose process no longer runs. Lists them first; nothing else is touched.",
+    arg("-n", "--namespace", help="where to look (default: the namespace option)"),
+    arg("-A", "--all-namespaces", action="store_true", help="look in every namespace"),
+    arg("--dry-run", action="store_true", help="list the leftovers without removing them"),
+)
+def cleanup(session: Session, args, cell) -> Cleaned:
+    from drawb.check.leftovers import find_leftovers, remove
+
+    if args.all_namespaces and args.namespace:
+        from drawb.errors import UsageError
+
+        raise UsageError("-n and -A contradict each other", hint="give one namespace with -n, or -A for all")
+    namespace = None if args.all_namespaces else (args.namespace or session.namespace)
+    where = "every namespace" if namespace is None else f"namespace {namespace}"
+    leftovers = find_leftovers(session.cluster, namespace)
+    if not leftovers:
+        return Cleaned(f"no leftovers of killed checks in {where}", [])
+    runs = len({leftover.run for leftover in leftovers})
+    if args.dry_run:
+        return Cleaned(f"dry run: {len(leftovers)} object(s) of {runs} killed check run(s) in {where} would be "
+                       "removed", leftovers)
+    removed = remove(session.cluster, leftovers)
+    return Cleaned(f"removed {len(removed)} object(s) of {runs} killed check run(s) in {where}", removed)
