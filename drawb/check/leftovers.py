@@ -1,9 +1,9 @@
-"""What killed checks left behind: the objects labelled by a check run whose process no longer runs.
+"""What killed runs left behind: drawb's objects annotated with a process that no longer runs.
 
-A check deletes what it created when it ends, after an error, a timeout or an interrupt too; only a
-process killed outright (SIGKILL, a closed laptop, a crashed kernel) leaves its pod, claim template
-and the claim made from it, which may hold a GPU. Objects of a run on another host are never removed:
-nobody here can tell whether it still runs.
+A check (and doctor's live probe) deletes what it created when it ends, after an error, a timeout or an
+interrupt too; only a process killed outright (SIGKILL, a closed laptop, a crashed kernel) leaves its
+pod, claim template and the claim made from it, which may hold a GPU. Objects of a run on another host
+are never removed: nobody here can tell whether it still runs.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ KINDS = ("Pod", "ResourceClaim", "ResourceClaimTemplate")  # in the order they a
 
 @dataclass(frozen=True)
 class Leftover:
-    """One object of a check run that no longer runs."""
+    """One object of a run that no longer runs."""
 
     kind: str
     namespace: str
     name: str
-    run: str
-    owner: str  # host/pid/start of the process that ran the check
+    run: str  # the check's run id, else the process
+    owner: str  # host/pid/start of the process that ran it
 
     @property
     def label(self) -> str:
@@ -34,14 +34,14 @@ class Leftover:
 
 
 def find_leftovers(cluster: Cluster, namespace: str | None = None) -> list[Leftover]:
-    """The leftovers of dead check runs in ``namespace`` (None: every namespace), pods first."""
+    """The leftovers of dead runs in ``namespace`` (None: every namespace), pods first."""
     found = []
     for kind in KINDS:
         for obj in cluster.list(kind, namespace):
             meta = obj.get("metadata") or {}
-            run = (meta.get("labels") or {}).get(RUN_LABEL)
             owner = (meta.get("annotations") or {}).get(OWNER_ANNOTATION)
-            if run and owner and is_managed(obj) and still_running(owner) is False:
+            if owner and is_managed(obj) and still_running(owner) is False:
+                run = (meta.get("labels") or {}).get(RUN_LABEL) or owner
                 found.append(Leftover(kind, meta.get("namespace", ""), meta["name"], run, owner))
     return found
 

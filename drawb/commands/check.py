@@ -67,7 +67,7 @@ def _report_leftovers(session: Session, namespace: str) -> None:
         return
     if leftovers and progress is not None:
         runs = sorted({leftover.run for leftover in leftovers})
-        progress(f"leftovers of {len(runs)} killed check run(s) in {namespace}: "
+        progress(f"leftovers of {len(runs)} killed run(s) in {namespace}: "
                  f"{', '.join(leftover.label for leftover in leftovers)}; `{session.prog} cleanup -n {namespace}` "
                  "removes them")
 
@@ -101,8 +101,9 @@ class Cleaned:
 
 @command(
     "cleanup",
-    "Remove what killed checks left behind (their pods, claim templates and claims, which may hold GPUs): "
-    "objects labelled by a check run whose process no longer runs. Lists them first; nothing else is touched.",
+    "Remove what killed checks (and doctor --live probes) left behind: their pods, claim templates and claims, "
+    "which may hold GPUs, found by the process each names, which no longer runs. It lists what it removes "
+    "(--dry-run: only lists); nothing else is touched.",
     arg("-n", "--namespace", help="where to look (default: the namespace option)"),
     arg("-A", "--all-namespaces", action="store_true", help="look in every namespace"),
     arg("--dry-run", action="store_true", help="list the leftovers without removing them"),
@@ -118,10 +119,10 @@ def cleanup(session: Session, args, cell) -> Cleaned:
     where = "every namespace" if namespace is None else f"namespace {namespace}"
     leftovers = find_leftovers(session.cluster, namespace)
     if not leftovers:
-        return Cleaned(f"no leftovers of killed checks in {where}", [])
+        return Cleaned(f"no leftovers of killed runs in {where}", [])
     runs = len({leftover.run for leftover in leftovers})
     if args.dry_run:
-        return Cleaned(f"dry run: {len(leftovers)} object(s) of {runs} killed check run(s) in {where} would be "
+        return Cleaned(f"dry run: {len(leftovers)} object(s) of {runs} killed run(s) in {where} would be "
                        "removed", leftovers)
     removed = remove(session.cluster, leftovers)
-    return Cleaned(f"removed {len(removed)} object(s) of {runs} killed check run(s) in {where}", removed)
+    return Cleaned(f"removed {len(removed)} object(s) of {runs} killed run(s) in {where}", removed)

@@ -11,6 +11,7 @@ import secrets
 import time
 from collections.abc import Callable
 
+from drawb.check.owner import OWNER_ANNOTATION, this_process
 from drawb.cluster.protocol import Cluster, ClusterError
 from drawb.doctor.checks import GPU_DRIVER
 from drawb.doctor.probes import ON, Outcome
@@ -21,7 +22,9 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
 
 def _meta(name: str, namespace: str, token: str) -> dict:
-    return {"name": name, "namespace": namespace, "labels": {PROBE_LABEL: token}}
+    # the process running the probe: `cleanup` removes the probe of a killed doctor
+    return {"name": name, "namespace": namespace, "labels": {PROBE_LABEL: token},
+            "annotations": {OWNER_ANNOTATION: this_process()}}
 
 
 def probe_claim(name: str, namespace: str, token: str, prioritized: bool) -> dict:

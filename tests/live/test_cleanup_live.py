@@ -75,7 +75,7 @@ def test_cleanup_removes_a_killed_checks_objects_and_leaves_a_running_check(cont
         listed = subprocess.run([str(DRAWB), "--kubeconfig", kubeconfig, "cleanup", "-n", namespace, "--dry-run"],
                                 capture_output=True, text=True, timeout=120)
         assert listed.returncode == 0, listed.stderr
-        assert "of 1 killed check run(s)" in listed.stderr and "would be removed" in listed.stderr
+        assert "of 1 killed run(s)" in listed.stderr and "would be removed" in listed.stderr
         assert killed_run in listed.stdout and running_run not in listed.stdout
         assert run_objects(api, namespace, killed_run) == left  # a dry run removes nothing
 

@@ -60,20 +60,20 @@ def test_cleanup_removes_the_leftovers_of_a_killed_check_and_nothing_else(shell)
     assert len(held) == 2  # the killed check's pod runs on, and holds a GPU
 
     listed = shell.run("%dra cleanup --dry-run")
-    assert listed.status == "dry run: 3 object(s) of 1 killed check run(s) in namespace default would be removed"
+    assert listed.status == "dry run: 3 object(s) of 1 killed run(s) in namespace default would be removed"
     assert [o.label for o in listed.leftovers] == [
         f"Pod/{killed.pod_name}", f"ResourceClaim/{claim['metadata']['name']}",
         f"ResourceClaimTemplate/{killed.claim_template['metadata']['name']}"]
     assert cluster.get("Pod", killed.pod_name, "default") is not None  # a dry run removes nothing
 
     removed = shell.run("%dra cleanup")
-    assert removed.status.startswith("removed ") and "1 killed check run(s)" in removed.status
+    assert removed.status.startswith("removed ") and "1 killed run(s)" in removed.status
     left = {(o["kind"], o["metadata"]["name"]) for kind in ("Pod", "ResourceClaim", "ResourceClaimTemplate", "ConfigMap")
             for o in cluster.list(kind, "default")}
     assert not {name for _, name in left if "killed0001" in name}
     assert ("Pod", running.pod_name) in left and ("ConfigMap", "mine") in left  # a running check's, the user's
     assert held_devices(shell) == [d for d in held if "running001" in d[1]]  # the killed check's GPU is free
-    assert shell.run("%dra cleanup").status == "no leftovers of killed checks in namespace default"
+    assert shell.run("%dra cleanup").status == "no leftovers of killed runs in namespace default"
 
 
 def test_a_check_says_when_killed_checks_left_objects(shell, capsys):
@@ -87,11 +87,27 @@ def test_a_check_says_when_killed_checks_left_objects(shell, capsys):
         shell.run("%dra check --json")
     finally:
         session.progress = print
-    assert lines[0].startswith(f"leftovers of 1 killed check run(s) in default: Pod/{killed.pod_name}, ")
+    assert lines[0].startswith(f"leftovers of 1 killed run(s) in default: Pod/{killed.pod_name}, ")
     assert lines[0].endswith("`%dra cleanup -n default` removes them")
 
 
 def test_cleanup_on_the_command_line(capsys):
     assert main(["cleanup", "-A", "--dry-run"]) == 0
-    assert "no leftovers of killed checks in every namespace" in capsys.readouterr().err
+    assert "no leftovers of killed runs in every namespace" in capsys.readouterr().err
     assert main(["cleanup", "-A", "-n", "x"]) == 2
+
+
+def test_cleanup_removes_the_probe_of_a_killed_doctor_live(shell):
+    from drawb.doctor.live import probe_claim, probe_pod
+
+    cluster = session_of(shell).cluster
+    objects = [probe_claim("drawb-doctor-live-dead", "default", "dead", False),
+               probe_pod("drawb-doctor-live-dead", "default", "dead", claim="drawb-doctor-live-dead")]
+    owner = dead_process()
+    for obj in objects:
+        obj["metadata"]["annotations"][OWNER_ANNOTATION] = owner
+    cluster.apply(objects)
+    removed = shell.run("%dra cleanup")
+    assert sorted(o.label for o in removed.leftovers) == ["Pod/drawb-doctor-live-dead",
+                                                          "ResourceClaim/drawb-doctor-live-dead"]
+    assert cluster.get("ResourceClaim", "drawb-doctor-live-dead", "default") is None
