@@ -4,6 +4,7 @@ and which role of drawb's RBAC manifest grants it."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from drawb.access import rbac
 from drawb.cluster.protocol import ClusterError
@@ -27,6 +28,56 @@ class RbacRefused(ClusterError):
                  user: str, hint: str, server_message: str):
         super().__init__(message, status=403, reason="Forbidden", hint=hint, server_message=server_message)
         self.verb, self.resource, self.group, self.namespace, self.user = verb, resource, group, namespace, user
+
+
+@dataclass(frozen=True)
+class Right:
+    """A verb on a resource (``pods``, ``pods/log``) of an API group ("" is the core group) in a namespace
+    (None: cluster-scoped)."""
+
+    verb: str
+    resource: str
+    group: str
+    namespace: str | None
+
+    def shown(self) -> str:
+        """``create on resourceclaims.resource.k8s.io`` as RBAC's messages write it."""
+        return f"{self.verb} on {self.resource}" + (f".{self.group}" if self.group else "")
+
+
+class RightsMissing(ClusterError):
+    """A write command asked first: RBAC does not give the user every right it needs, so it wrote nothing."""
+
+    def __init__(self, message: str, *, missing: list[Right], user: str, hint: str):
+        super().__init__(message, status=403, reason="Forbidden", hint=hint)
+        self.missing, self.user = missing, user
+
+
+def require_rights(cluster: object, command: str, rights: list[Right]) -> None:
+    """Raise RightsMissing, naming every right of ``rights`` RBAC does not give, before ``command`` writes;
+    a cluster that cannot say (the simulated one) passes."""
+    ask = getattr(cluster, "missing_rights", None)
+    if ask is None or not rights:
+        return
+    user, missing = ask(rights)
+    if not missing:
+        return
+    by_namespace: dict[str | None, list[str]] = {}
+    for right in missing:
+        by_namespace.setdefault(right.namespace, []).append(right.shown())
+    places = "; ".join(", ".join(shown) + (f' in namespace "{ns}"' if ns else " at the cluster scope")
+                       for ns, shown in by_namespace.items())
+    whom = f' user "{user}"' if user else " this user"
+    granted = all(rbac.granted_by(r.verb, r.resource, r.group, r.namespace is not None) for r in missing)
+    namespace = next((r.namespace for r in missing if r.namespace), None)
+    if granted:
+        subject = _subject_flag(user) if user else "--user USER"
+        hint = (f"ask a cluster admin to apply drawb's RBAC manifest: {PROG} rbac -n {namespace or 'NAMESPACE'} "
+                f"{subject} | kubectl apply -f -")
+    else:
+        hint = "drawb's RBAC manifest does not grant all of them; ask a cluster admin for these rights"
+    raise RightsMissing(f"{command} needs rights RBAC does not give{whom}: {places}; nothing was written",
+                        missing=missing, user=user, hint=hint)
 
 
 def _subject_flag(user: str) -> str:

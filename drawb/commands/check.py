@@ -6,6 +6,7 @@ import html
 import shlex
 from dataclasses import dataclass
 
+from drawb.cluster.refusal import Right, require_rights
 from drawb.commands.registry import COMMANDS, JsonResult, arg, command
 from drawb.session import Session
 
@@ -42,6 +43,7 @@ def check(session: Session, args, cell):
                          hint="e.g. --image nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0 --command /cuda-samples/vectorAdd")
     values = collect_values(args.sets, None, session.user_ns) if args.sets else {}
     namespace = args.namespace or session.namespace
+    require_rights(session.cluster, f"{session.prog} check", _rights(namespace, with_template=not args.claim))
     why = f"{session.prog} why" if "why" in COMMANDS else None
     _report_leftovers(session, namespace)
     verdict = run(
@@ -126,3 +128,13 @@ def cleanup(session: Session, args, cell) -> Cleaned:
                        "removed", leftovers)
     removed = remove(session.cluster, leftovers)
     return Cleaned(f"removed {len(removed)} object(s) of {runs} killed run(s) in {where}", removed)
+
+
+def _rights(namespace: str, with_template: bool) -> list[Right]:
+    """What a check writes and reads back in ``namespace``: its claim template (unless it uses a claim), its pod,
+    the pod's log."""
+    writes = ("get", "create", "patch", "delete")
+    rights = [Right(verb, "pods", "", namespace) for verb in writes] + [Right("get", "pods/log", "", namespace)]
+    if with_template:
+        rights += [Right(verb, "resourceclaimtemplates", "resource.k8s.io", namespace) for verb in writes]
+    return rights

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from drawb.cluster.protocol import KINDS, OTHER_KINDS, ClusterError, NotManagedByDrawb, kind_of
+from drawb.cluster.refusal import Right, require_rights
 from drawb.commands.progress import Progress, progress_bar
 from drawb.commands.registry import arg, command
 from drawb.errors import PROG, DrawbError, UsageError
@@ -150,6 +151,9 @@ def apply(session: Session, args, cell) -> Applied:
 
     with progress_bar(session, "apply") as bar:
         sources = _sources(session, [*args.files, *args.paths], cell, bar)
+        require_rights(session.cluster, f"{session.prog} apply",  # before checking them against the cluster's devices
+                       _rights([doc for source in sources for doc in source.documents], ("get", "create", "patch"),
+                               args.namespace or session.namespace))
         report = _check(session, sources, False, None, bar)
         if report.errors:
             lines = "\n".join(f"  - {f}" for f in report.errors)
@@ -219,6 +223,8 @@ def delete(session: Session, args, cell) -> Deleted:
             raise UsageError("delete needs a kind and a name", hint=f"e.g. `{PROG} delete pod cuda-check`")
     kind = kind_named(kind_text)
     namespace = (args.namespace or session.namespace) if kind_of(kind).namespaced else None
+    require_rights(session.cluster, f"{session.prog} delete",
+                   _rights([{"kind": kind}], ("get", "delete"), namespace))
     try:
         session.cluster.delete(kind, name, namespace, force_unmanaged=args.force_unmanaged)
     except NotManagedByDrawb as exc:
@@ -230,3 +236,17 @@ def delete(session: Session, args, cell) -> Deleted:
                                hint="check the name, and the namespace (-n NAMESPACE)") from None
         raise
     return Deleted(kind, name, namespace)
+
+
+def _rights(documents: list[dict], verbs: tuple[str, ...], namespace: str | None) -> list[Right]:
+    """``verbs`` on the kind of every document, in its namespace or ``namespace`` (kinds drawb does not know are
+    left to the server)."""
+    rights = []
+    for doc in documents:
+        known = KINDS.get(doc.get("kind")) or OTHER_KINDS.get(doc.get("kind"))
+        if known is None:
+            continue
+        group = known.api_version.rpartition("/")[0]
+        where = ((doc.get("metadata") or {}).get("namespace") or namespace) if known.namespaced else None
+        rights += [Right(verb, known.plural, group, where) for verb in verbs]
+    return list(dict.fromkeys(rights))

@@ -105,13 +105,15 @@ def test_denied_actions_name_verb_resource_namespace_and_the_granting_role(restr
     user = f"system:serviceaccount:{home}:{ACCOUNT}"
     status, out, err = _drawb(capsys, kubeconfig, home, "check", "single-gpu", "-n", other, "--timeout", "30")
     assert status == 2 and "Traceback" not in err
-    # apply reads before it writes: the first request RBAC refuses is the get of the claim template
-    assert (f'RbacRefused: RBAC refused get on resourceclaimtemplates.resource.k8s.io in namespace "{other}" for '
-            f'user "{user}"; the drawb-user Role of drawb\'s RBAC manifest grants it in its own namespace') in err
+    # check asks first (SelfSubjectRulesReview) and names every right it lacks there, before it writes anything
+    assert (f'RightsMissing: drawb check needs rights RBAC does not give user "{user}": get on pods, create on pods, '
+            f'patch on pods, delete on pods, get on pods/log, get on resourceclaimtemplates.resource.k8s.io, create on '
+            f'resourceclaimtemplates.resource.k8s.io, patch on resourceclaimtemplates.resource.k8s.io, delete on '
+            f'resourceclaimtemplates.resource.k8s.io in namespace "{other}"; nothing was written') in err
     assert f"drawb rbac -n {other} --service-account {home}:{ACCOUNT} | kubectl apply -f -" in err
     shell.run(f"%config DRAMagics.kubeconfig = {kubeconfig!r}")
     shown = shell.fails(f"%dra check single-gpu -n {other} --timeout 30")
-    assert f'RBAC refused get on resourceclaimtemplates.resource.k8s.io in namespace "{other}"' in shown
+    assert f'RightsMissing: %dra check needs rights RBAC does not give user "{user}": get on pods' in shown
     assert f"%dra rbac -n {other} --service-account {home}:{ACCOUNT}" in shown and "Traceback" not in shown
 
 

@@ -12,6 +12,7 @@ from drawb.cluster.kube.credentials import kubeconfig_configuration
 from drawb.cluster.kube.in_cluster import in_cluster_configuration
 from drawb.cluster.kube.informer import Informer
 from drawb.cluster.kube.rest import Timeouts, list_objects, request, stream_lines, timeouts_of
+from drawb.cluster.kube.rights import missing_rights
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
@@ -23,6 +24,7 @@ from drawb.cluster.protocol import (
     kind_of,
     with_managed_label,
 )
+from drawb.cluster.refusal import Right
 from drawb.cluster.service_account import ServiceAccountMount
 from drawb.redact import redact
 
@@ -57,6 +59,10 @@ class KubeCluster:
             self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
         self.client.timeouts = timeouts or Timeouts()
         self._informers: dict[str, Informer] = {}
+
+    def missing_rights(self, rights: list[Right]) -> tuple[str, list[Right]]:
+        """Who this connection authenticates as, and which of ``rights`` RBAC does not give it."""
+        return missing_rights(self.client, rights)
 
     def watch(self, kind: str) -> Informer:
         """Keep a live store of every ``kind`` object; later ``list`` calls read from it."""

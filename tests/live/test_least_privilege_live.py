@@ -1,0 +1,130 @@
+"""Fewer rights than drawb's RBAC manifest, on the real control plane: a ServiceAccount with no rights and one
+with the read-only ClusterRole alone. Reads name the verb and resource RBAC refused; write commands (check,
+apply, delete) ask the API server first (SelfSubjectRulesReview) and name every right they lack before
+they write anything, so nothing is half-done."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from drawb.access import rbac
+from drawb.cli import main
+from drawb.testing.api import path_for
+from tests import credscan
+
+pytestmark = pytest.mark.live
+TEMPLATE = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: one-gpu
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+"""
+
+
+class Account(tuple):
+    """(namespace, name, kubeconfig) of a ServiceAccount; its repr leaves the kubeconfig's token out."""
+
+    def __new__(cls, *values):
+        return super().__new__(cls, values)
+
+    def __repr__(self) -> str:
+        return f"Account({self[0]!r}, {self[1]!r})"
+
+
+def _account(control_plane, home: str, name: str, folder) -> Account:
+    control_plane.api().create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                "metadata": {"name": name, "namespace": home}})
+    token = control_plane.kubectl("create", "token", name, "-n", home, "--duration=1h").stdout.strip()
+    credscan.remember(token, f"the token of {home}/{name}")
+    admin = yaml.safe_load(control_plane.kubeconfig.read_text())
+    cluster = dict(admin["clusters"][0]["cluster"])
+    if not cluster.get("certificate-authority", "/").startswith("/"):
+        cluster["certificate-authority"] = str(control_plane.kubeconfig.parent / cluster["certificate-authority"])
+    path = folder / f"{name}.kubeconfig"
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": name,
+        "clusters": [{"name": "local", "cluster": cluster}], "users": [{"name": name, "user": {"token": token}}],
+        "contexts": [{"name": name, "context": {"cluster": "local", "user": name, "namespace": home}}]}))
+    credscan.remember_kubeconfig(path)
+    return Account(home, name, str(path))
+
+
+@pytest.fixture(scope="module")
+def accounts(control_plane, tmp_path_factory):
+    """(nobody, reader): no rights at all; drawb's read-only ClusterRole alone."""
+    home = control_plane.create_namespace("least")
+    folder = tmp_path_factory.mktemp("least")
+    nobody = _account(control_plane, home, "nobody", folder)
+    reader = _account(control_plane, home, "reader", folder)
+    objects = rbac.manifest(home, rbac.subject(service_account="reader", namespace=home))
+    control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(
+        [o for o in objects if o["kind"] in ("ClusterRole", "ClusterRoleBinding")]))
+    yield nobody, reader
+    for obj in objects:
+        if obj["kind"] == "ClusterRoleBinding":
+            control_plane.kubectl("delete", "clusterrolebinding", obj["metadata"]["name"], "--ignore-not-found",
+                                  check=False)
+    control_plane.api().delete(path_for("Namespace", home))
+
+
+def _drawb(capsys, account: Account, *words: str) -> tuple[int, str, str]:
+    status = main(["--kubeconfig", account[2], *words])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _nothing_written(control_plane, namespace: str) -> None:
+    for kind in ("resourceclaimtemplates", "resourceclaims", "pods"):
+        listed = control_plane.kubectl("get", kind, "-n", namespace, "-o", "name").stdout.strip()
+        assert listed == "", (kind, listed)
+
+
+def test_without_any_right_reads_name_what_rbac_refused(accounts, capsys):
+    nobody, _ = accounts
+    user = f"system:serviceaccount:{nobody[0]}:nobody"
+    status, out, err = _drawb(capsys, nobody, "devices")
+    assert status == 2 and out == "" and "Traceback" not in err
+    assert err.startswith(f'RbacRefused: RBAC refused list on resourceslices.resource.k8s.io at the cluster scope '
+                          f'for user "{user}"; the drawb-reader ClusterRole of drawb\'s RBAC manifest grants it'), err
+
+
+@pytest.mark.parametrize("who", ["nobody", "reader"])
+def test_write_commands_name_every_missing_right_before_writing(control_plane, accounts, capsys, tmp_path, who):
+    account = dict(zip(("nobody", "reader"), accounts))[who]
+    home, name, _ = account
+    user = f"system:serviceaccount:{home}:{name}"
+    status, out, err = _drawb(capsys, account, "check", "single-gpu", "--timeout", "30")
+    assert status == 2 and "Traceback" not in err, err
+    assert (f'RightsMissing: drawb check needs rights RBAC does not give user "{user}": get on pods, create on pods, '
+            f'patch on pods, delete on pods, get on pods/log, get on resourceclaimtemplates.resource.k8s.io, create on '
+            f'resourceclaimtemplates.resource.k8s.io, patch on resourceclaimtemplates.resource.k8s.io, delete on '
+            f'resourceclaimtemplates.resource.k8s.io in namespace "{home}"; nothing was written') in err, err
+    assert f"Hint: ask a cluster admin to apply drawb's RBAC manifest: drawb rbac -n {home} --service-account " \
+           f"{home}:{name} | kubectl apply -f -" in err
+    manifest = tmp_path / "template.yaml"
+    manifest.write_text(TEMPLATE)
+    status, out, err = _drawb(capsys, account, "apply", "-f", str(manifest))
+    assert status == 2 and (f'RightsMissing: drawb apply needs rights RBAC does not give user "{user}": get on '
+                            f'resourceclaimtemplates.resource.k8s.io, create on resourceclaimtemplates.resource.k8s.io,'
+                            f' patch on resourceclaimtemplates.resource.k8s.io in namespace "{home}"') in err, err
+    status, out, err = _drawb(capsys, account, "delete", "pod", "cuda-check")
+    assert status == 2 and "RightsMissing: drawb delete needs rights" in err and "delete on pods" in err, err
+    _nothing_written(control_plane, home)
+
+
+def test_read_only_rights_read_every_cluster_wide_view(accounts, capsys):
+    _, reader = accounts
+    for words in (["devices"], ["slices"], ["classes"], ["attrs"], ["claims", "-A"], ["nodes"]):
+        status, out, err = _drawb(capsys, reader, *words)
+        assert status == 0 and "Traceback" not in err and "RbacRefused" not in err, (words, err)
+    status, out, err = _drawb(capsys, reader, "pods")
+    assert status == 2 and f'RBAC refused list on pods in namespace "{reader[0]}"' in err, err
