@@ -96,6 +96,7 @@ def test_restricted_user_runs_doctor_as_far_as_its_role_allows(restricted, capsy
 def test_restricted_user_checks_a_gpu_in_its_namespace(restricted, capsys):
     home, _, kubeconfig, _ = restricted
     status, out, err = _drawb(capsys, kubeconfig, home, "check", "single-gpu", "--timeout", "90", "--json")
+    assert out, err
     verdict = json.loads(out)
     assert (status, verdict["status"]) == (0, "PASS"), (verdict, err)
 
