@@ -56,9 +56,12 @@ def run_objects(api, namespace: str, run: str) -> set[tuple[str, str]]:
 
 
 def test_cleanup_removes_a_killed_checks_objects_and_leaves_a_running_check(control_plane, namespace):
+    """Four checks at once: two that pass, one interrupted, one killed; afterwards and after cleanup, nothing
+    of theirs remains and no claim of theirs holds a device."""
     api, kubeconfig = control_plane.api(), str(control_plane.kubeconfig)
     running = Drawb("--kubeconfig", kubeconfig, "check", "-n", namespace, "--count", "16", "--timeout", "300")
     killed = Drawb("--kubeconfig", kubeconfig, "check", "-n", namespace, "--count", "12", "--timeout", "300")
+    passing = [Drawb("--kubeconfig", kubeconfig, "check", "-n", namespace, "--timeout", "120") for _ in range(2)]
     try:
         running_run = running.wait_for_line(r"\(run (\w+)\)")[1]
         running.wait_for_line(r"\] pending ")  # no node has 16 GPUs: it waits
@@ -91,7 +94,16 @@ def test_cleanup_removes_a_killed_checks_objects_and_leaves_a_running_check(cont
         assert lines[-1] == "Interrupted: drawb check stopped before it finished"
         assert lines[-2].startswith("cleaned up Pod/") and not [line for line in lines if "Traceback" in line]
         wait_for(lambda: not run_objects(api, namespace, running_run), timeout=60, what="the interrupted check's objects gone")
+
+        for check in passing:
+            assert check.proc.wait(timeout=180) == 0, check.rest()
+        runs = [check.wait_for_line(r"\(run (\w+)\)")[1] for check in passing] + [running_run, killed_run]
+        wait_for(lambda: not any(run_objects(api, namespace, run) for run in runs), timeout=60,
+                 what="nothing of the four checks left")
+        held = [c["metadata"]["name"] for c in api.request("GET", path_for("ResourceClaim", "", namespace))["items"]
+                if (c.get("status") or {}).get("allocation")]
+        assert held == []  # no device held
     finally:
-        for proc in (running.proc, killed.proc):
+        for proc in (running.proc, killed.proc, *(check.proc for check in passing)):
             proc.kill()
             proc.wait()
