@@ -1,4 +1,5 @@
-"""The kubeconfig context's namespace is where drawb works when given no namespace, as for kubectl."""
+"""The kubeconfig context on the real API server: its namespace is where drawb works when given none (as for
+kubectl), and its user is named when the server refuses the credential."""
 
 from __future__ import annotations
 
@@ -76,3 +77,21 @@ def test_a_namespace_the_user_sets_wins_and_another_cluster_gives_the_contexts_b
     chosen = Session(kubeconfig=str(context_kubeconfig), namespace="team-b")
     chosen.settle_namespace()
     assert chosen.namespace == "team-b"
+
+
+def test_a_refused_token_names_the_user_and_context(control_plane, context_kubeconfig, capsys):
+    """The real API server refuses a token it never issued: the error names the kubeconfig user and context
+    (never the token) and how to get a new one."""
+    config = json.loads(context_kubeconfig.read_text())
+    token = "not-a-token-the-server-issued-7d1e"
+    config["users"] = [{"name": entry["name"], "user": {"token": token}} for entry in config["users"]]
+    context_kubeconfig.write_text(json.dumps(config))
+    context = next(c for c in config["contexts"] if c["name"] == (config.get("current-context")
+                                                                    or config["contexts"][0]["name"]))
+    assert main(["--kubeconfig", str(context_kubeconfig), "devices"]) == 2
+    err = capsys.readouterr().err
+    first, hint = err.splitlines()[:2]
+    assert first.startswith("Unauthorized: the API server at https://127.0.0.1:") and "(HTTP 401)" in first, err
+    assert f"user '{context['context']['user']}' of context '{context['name']}'" in first
+    assert hint.startswith(f"Hint: the token of user '{context['context']['user']}' has expired or was revoked")
+    assert token not in err
