@@ -39,9 +39,12 @@ class Kind:
         """``/api/v1`` or ``/apis/<group>/<version>``."""
         return group_version_path(self.api_version)
 
-    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
-        """The REST path of the collection (all namespaces, or one), of one object, or of its subresource."""
-        path = self.path_prefix
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None,
+             api_version: str | None = None) -> str:
+        """The REST path of the collection (all namespaces, or one), of one object, or of its subresource;
+        ``api_version``: through another version of the kind's group (a document sent as it is written)."""
+        same_group = api_version is not None and api_version.rpartition("/")[0] == self.api_version.rpartition("/")[0]
+        path = group_version_path(api_version) if same_group else self.path_prefix
         if self.namespaced and namespace:
             path += f"/namespaces/{namespace}"
         path += f"/{self.plural}"

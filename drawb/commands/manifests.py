@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from drawb.cluster.protocol import KINDS, OTHER_KINDS, ClusterError, NotManagedByDrawb, kind_of
@@ -56,14 +56,19 @@ def _check(session: Session, sources: list[rendering.Source], offline: bool, ver
 
     if offline:
         target_version = version or session.kubernetes_version
-        return rendering.check_sources(sources, kubernetes_version=target_version,
-                                       target=f"Kubernetes {target_version} rules (no cluster)", progress=progress)
-    cluster = session.cluster
-    target_version = version or cluster.server_version()
-    return rendering.check_sources(sources, kubernetes_version=target_version, cluster=cluster,
-                                   devices=session.devices(),
-                                   target=f"Kubernetes {target_version} and the {cluster.description}",
-                                   progress=progress)
+        report = rendering.check_sources(sources, kubernetes_version=target_version,
+                                         target=f"Kubernetes {target_version} rules (no cluster)", progress=progress)
+    else:
+        cluster = session.cluster
+        target_version = version or cluster.server_version()
+        report = rendering.check_sources(sources, kubernetes_version=target_version, cluster=cluster,
+                                         devices=session.devices(),
+                                         target=f"Kubernetes {target_version} and the {cluster.description}",
+                                         progress=progress)
+    for finding in report.findings:  # a finding that names a command names this front end's
+        if PROG in finding.issue.message:
+            finding.issue = replace(finding.issue, message=finding.issue.message.replace(PROG, session.prog))
+    return report
 
 
 @command(
@@ -175,7 +180,7 @@ def apply(session: Session, args, cell) -> Applied:
 
 def _document_at(sources: list[rendering.Source], index: int) -> str:
     """``FILE document N (Kind/name)`` of the ``index``-th document of ``sources`` (N counts from 1 in its file)."""
-    from drawb.render.checks import label
+    from drawb.apirules import label
 
     for source in sources:
         if index < len(source.documents):

@@ -13,11 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from drawb import versions
+from drawb.apirules import (
+    Issue,
+    World,
+    cross_reference_issues,
+    default_selector_compiler,
+    label,
+    schema_issues,
+    unserved,
+)
+from drawb.apirules.served import GROUP
 from drawb.render.catalog import TemplateInfo, get_template, list_templates
-from drawb.render.checks import World, cross_reference_issues, label
 from drawb.render.engine import parse_documents, render_text
 from drawb.render.errors import (
-    Issue,
     ManifestInvalid,
     ParameterError,
     RenderError,
@@ -28,7 +36,6 @@ from drawb.render.export import Exported, dump_documents, read_export
 from drawb.render.params import CheckContext, Param, SelectorCompiler, check_value, resolve_values
 from drawb.render.rendered import Rendered
 from drawb.render.report import Finding, ValidationReport
-from drawb.render.schema import schema_issues
 from drawb.render.sources import ManifestFileError, Progress, Source, read_sources
 
 __all__ = [
@@ -62,14 +69,6 @@ _CLUSTER_SCOPED = {"DeviceClass", "ResourceSlice", "DeviceTaintRule", "Namespace
                    "ClusterRole", "ClusterRoleBinding", "PriorityClass", "StorageClass"}
 
 
-@functools.lru_cache(maxsize=1024)
-def default_selector_compiler(expression: str, kubernetes_version: str) -> None:
-    """Compile a selector as the API server of ``kubernetes_version`` would; raises CELCompileError."""
-    from drawb.cel import compile_selector
-
-    compile_selector(expression, kubernetes_version=kubernetes_version, stored=False)
-
-
 def _cluster_classes(cluster: Any) -> dict[str, dict]:
     return {c["metadata"]["name"]: c for c in cluster.list("DeviceClass")}
 
@@ -91,12 +90,21 @@ def validate_documents(
     compile_selector: SelectorCompiler | None = None,
     progress: Progress | None = None,
 ) -> list[Issue]:
-    """Schema and cross-reference findings for ``documents`` (errors and warnings); raises nothing.
-    ``progress(step, done, total)`` is told of each document."""
+    """The API server's verdict and drawb's cross-reference findings for ``documents`` (errors and warnings);
+    raises nothing. A document of a ``resource.k8s.io`` version the target does not serve (a ``cluster``'s
+    discovery, else a default API server of ``kubernetes_version``) gets that refusal alone; the others are
+    checked by the schema of their own group version. ``progress(step, done, total)`` is told of each document."""
     issues: list[Issue] = []
+    served = cluster.group_versions(GROUP) if cluster is not None else None
+    checked = []
     for done, doc in enumerate(documents, 1):
         if progress:
             progress("checking", done, len(documents))
+        refused = unserved(doc, label(doc), kubernetes_version, served)
+        if refused is not None:
+            issues.append(refused)
+            continue
+        checked.append(doc)
         issues += schema_issues(doc, label(doc), kubernetes_version)
     world = World(
         kubernetes_version=kubernetes_version,
@@ -104,7 +112,7 @@ def validate_documents(
         cluster_classes=_cluster_classes(cluster) if cluster is not None else None,
         namespace_labels=_namespace_labels(cluster) if cluster is not None else None,
     )
-    return issues + cross_reference_issues(documents, world)
+    return issues + cross_reference_issues(checked, world)
 
 
 def check_sources(

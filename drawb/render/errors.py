@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from drawb.apirules.issue import Issue
 from drawb.errors import PROG, DrawbError
 
 
@@ -33,21 +32,6 @@ class ParameterError(RenderError):
         super().__init__(message, hint=f"`{PROG} templates {template}` lists its parameters" if template else None)
         self.parameter = parameter
         self.template = template
-
-
-@dataclass(frozen=True)
-class Issue:
-    """One finding about rendered manifests."""
-
-    level: str  # "error" or "warning"
-    document: str  # "Kind/name"
-    path: str  # dotted path inside the document, "" for the whole document
-    message: str
-    refused_by_server: bool = False  # an error the API server refuses the object for (not only drawb's advice)
-
-    def __str__(self) -> str:
-        where = f"{self.document} {self.path}".strip() if self.path else self.document
-        return f"{where}: {self.message}"
 
 
 class ManifestInvalid(RenderError):

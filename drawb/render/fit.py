@@ -14,8 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from drawb.render.checks import label
-from drawb.render.errors import Issue
+from drawb.apirules import Issue, label
 
 # device.attributes["domain"].name, device.attributes["domain"]["name"], the same for capacity.
 _REFERENCE = re.compile(

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from drawb import versions
-from drawb.render.errors import Issue, RenderError
+from drawb.apirules import Issue
+from drawb.render.errors import RenderError
 
 
 class OutputPathError(RenderError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from drawb.render.errors import Issue
+from drawb.apirules import Issue
 
 COLUMNS = ["level", "file", "object", "path", "message"]
 

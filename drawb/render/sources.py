@@ -12,7 +12,8 @@ from pathlib import Path
 
 import yaml
 
-from drawb.render.errors import Issue, RenderError
+from drawb.apirules import Issue
+from drawb.render.errors import RenderError
 
 SUFFIXES = (".yaml", ".yml", ".json")
 Progress = Callable[[str, int, int], None]  # (step, done, total): told as a long read goes on

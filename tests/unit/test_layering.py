@@ -29,7 +29,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cluster access", ("drawb.cluster",)),
     # drawb.access is the RBAC manifest alone: the REST layer reads a 403 against it (drawb.cluster.refusal).
     ("the RBAC manifest", ("drawb.access",)),
-    ("pure core", ("drawb.alloc", "drawb.render", "drawb.inventory", "drawb.cel", "drawb.gpu", "drawb.api")),
+    ("pure core", ("drawb.alloc", "drawb.render", "drawb.apirules", "drawb.inventory", "drawb.cel", "drawb.gpu", "drawb.api")),
     # drawb.redact (credentials out of every message: DrawbError uses it), drawb.release (drawb's own
     # version) and drawb.collector (pausing the garbage collector) import nothing of drawb.
     ("ground", ("drawb.versions", "drawb.errors", "drawb.redact", "drawb.release", "drawb.collector")),

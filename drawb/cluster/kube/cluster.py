@@ -109,7 +109,9 @@ class KubeCluster:
             raise ClusterError(f"{obj.get('kind', 'object')} without metadata.name: every object needs a name")
         kind = obj.get("kind", "")
         query = {"fieldManager": FIELD_MANAGER, "force": "true", "dryRun": "All" if dry_run else None}
-        path = self._path(kind, meta.get("namespace") or self._default_ns(kind), meta["name"])
+        # through the document's own group version: one the server does not serve answers 404
+        path = kind_of(kind).path(meta.get("namespace") or self._default_ns(kind), meta["name"],
+                                  api_version=obj.get("apiVersion"))
         return request(self.client, "PATCH", path, query=query, body=obj, content_type="application/apply-patch+yaml")
 
     def apply(self, objects: list[dict], *, dry_run: bool = False,

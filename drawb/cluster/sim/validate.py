@@ -1,9 +1,9 @@
 """The checks the simulated API server makes before it stores an object.
 
-The same schema and rules as drawb's render validation (``drawb.render``): the strict OpenAPI schema of
-the cluster's version, then those of the cross-reference rules the API server enforces too
-(``Issue.refused_by_server``: selectors that compile, request names, the v1 limits such as 128 devices per
-slice, ...), run on the object as the server validates it, after the fields of disabled gates are dropped.
+The API server's rules (``drawb.apirules``), as ``validate`` reads them: the ``resource.k8s.io`` versions
+the cluster's version serves, the strict OpenAPI schema of the document's group version, then the
+validation rules (selectors that compile, request names, the v1 limits such as 128 devices per slice, ...),
+run on the object as the server validates it, after the fields of disabled gates are dropped.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from drawb.api.names import invalid, is_dns1123_label, is_dns1123_subdomain
+from drawb.apirules import label, rule_refusals, schema_refusals, unserved
 from drawb.cluster.protocol import ClusterError, kind_of
 
 _LABEL_NAMED = {"Namespace"}
@@ -41,22 +42,19 @@ def check_name(obj: dict) -> None:
 
 
 def check_schema(obj: dict, kubernetes_version: str) -> None:
-    """Refuse a field the schema of ``kubernetes_version`` lacks, or a value of the wrong type."""
-    from drawb.render.checks import label
-    from drawb.render.schema import schema_issues
-
-    issues = [i for i in schema_issues(obj, label(obj), kubernetes_version) if i.refused_by_server]
+    """Refuse a group version the server does not serve (404, as the real one: it has no such resource), a
+    field the schema of that group version lacks, or a value of the wrong type."""
+    refused = unserved(obj, label(obj), kubernetes_version)
+    if refused is not None:
+        raise ClusterError(f"the server could not find the requested resource: {refused.message}", status=404,
+                           reason="NotFound")
+    issues = schema_refusals(obj, kubernetes_version)
     if issues:
         raise _invalid(obj, [f"{i.path}: {i.message}" if i.path else i.message for i in issues])
 
 
 def check_rules(obj: dict, kubernetes_version: str, namespace_labels: Callable[[str], dict | None]) -> None:
     """Refuse what the API server's validation refuses (run on the object after gated fields are dropped)."""
-    from drawb.render import default_selector_compiler
-    from drawb.render.checks import World, cross_reference_issues
-
-    world = World(kubernetes_version=kubernetes_version, compile_selector=default_selector_compiler,
-                  namespace_labels=namespace_labels)
-    issues = [i for i in cross_reference_issues([obj], world) if i.refused_by_server]
+    issues = rule_refusals(obj, kubernetes_version, namespace_labels)
     if issues:
         raise _invalid(obj, [f"{i.path}: {i.message}" for i in issues])

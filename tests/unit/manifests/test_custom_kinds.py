@@ -69,7 +69,8 @@ def test_custom_kinds_with_correct_pods_are_valid(tmp_path, capsys):
 @pytest.mark.parametrize("api_version,kind,words", [
     ("apps/v1", "Deploymnet", "Kubernetes 1.34 has no schema for apps/v1 Deploymnet; check apiVersion and kind"),
     ("v1", "Podd", "Kubernetes 1.34 has no schema for v1 Podd"),
-    ("resource.k8s.io/v1beta9", "ResourceClaim", "has no schema for resource.k8s.io/v1beta9 ResourceClaim"),
+    ("resource.k8s.io/v1beta9", "ResourceClaim", "resource.k8s.io/v1beta9 is not served by a Kubernetes 1.34 API server"),
+    ("resource.k8s.io/v1", "ResourceClaimz", "has no schema for resource.k8s.io/v1 ResourceClaimz"),
 ])
 def test_an_unknown_kind_in_kubernetes_own_groups_stays_an_error(api_version, kind, words):
     [issue] = validate_documents([{"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}])

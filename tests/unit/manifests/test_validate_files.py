@@ -12,8 +12,9 @@ from drawb.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 SEED = [ROOT / "tests/data/fixtures" / name for name in (
-    "deviceclasses.yaml", "resourceslices.yaml", "resourceslices-dynamic-mig-h100.yaml",
-    "resourceslices-legacy-v25.3-v1beta1.yaml")] + [ROOT / "testcluster/examples/gpu-pod.yaml"]
+    "deviceclasses.yaml", "resourceslices.yaml", "resourceslices-dynamic-mig-h100.yaml")] + [
+    ROOT / "testcluster/examples/gpu-pod.yaml"]
+LEGACY = ROOT / "tests/data/fixtures/resourceslices-legacy-v25.3-v1beta1.yaml"  # resource.k8s.io/v1beta1
 
 TEMPLATE = """\
 apiVersion: resource.k8s.io/v1
@@ -90,7 +91,10 @@ BROKEN = [
     ("all-with-count", variant("allocationMode: All\n          count: 2"), 1,
      "allocationMode All takes every matching device; leave count out"),
     ("old-api-version", variant().replace("apiVersion: resource.k8s.io/v1\n", "apiVersion: resource.k8s.io/v1beta3\n"),
-     1, "Kubernetes 1.34 has no schema for resource.k8s.io/v1beta3 ResourceClaimTemplate"),
+     1, "resource.k8s.io/v1beta3 is not served by the connected cluster (it serves resource.k8s.io v1): use v1"),
+    ("removed-alpha", variant().replace("apiVersion: resource.k8s.io/v1\n", "apiVersion: resource.k8s.io/v1alpha2\n"),
+     1, "resource.k8s.io/v1alpha2 is not served by the connected cluster (it serves resource.k8s.io v1): Kubernetes "
+     "removed it after 1.30; use v1"),
     ("template-and-claim-name", variant().replace(
         "    resourceClaimTemplateName: one-gpu", "    resourceClaimTemplateName: one-gpu\n    resourceClaimName: x"), 1,
      "claim 'gpu' needs exactly one of resourceClaimName or resourceClaimTemplateName"),
@@ -115,7 +119,19 @@ def test_the_seed_manifests_are_valid(capsys):
     assert main(["validate", *map(str, SEED)]) == 0
     out = capsys.readouterr().out
     assert "error:" not in out
-    assert out.splitlines()[-1].startswith("valid: 26 document(s) in 5 file(s), 0 error(s), 1 warning(s)")
+    assert out.splitlines()[-1].startswith("valid: 24 document(s) in 4 file(s), 0 error(s), 1 warning(s)")
+
+
+def test_beta_slices_are_refused_by_a_default_134_server_with_the_way_out(capsys):
+    assert main(["validate", str(LEGACY)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (f"error: {LEGACY}: ResourceSlice/a100-sxm-node-legacy-gpu.nvidia.com-6d4dk apiVersion: "
+                      "resource.k8s.io/v1beta1 is not served by the connected cluster (it serves resource.k8s.io v1): "
+                      "use v1, `drawb convert FILE` rewrites it")
+    assert main(["validate", "--no-cluster", str(LEGACY)]) == 1
+    assert ("resource.k8s.io/v1beta1 is not served by a Kubernetes 1.34 API server with default settings: use v1, "
+            "`drawb convert FILE` rewrites it (or start the API server with "
+            "--runtime-config=resource.k8s.io/v1beta1=true)") in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name, text, status, finding", BROKEN, ids=[b[0] for b in BROKEN])

@@ -43,7 +43,8 @@ POD = {
 class FakeCluster:
     """Just enough of the Cluster protocol: DeviceClasses, a version, and a record of applies."""
 
-    def __init__(self, classes=("gpu.nvidia.com", "mig.nvidia.com"), version="v1.34.3", namespaces=None):
+    def __init__(self, classes=("gpu.nvidia.com", "mig.nvidia.com"), version="v1.34.3", namespaces=None, served=("v1",)):
+        self.served = served
         self.classes = [{"metadata": {"name": n}, "spec": {}} for n in classes]
         self.namespaces = namespaces or {}
         self.version = version
@@ -60,6 +61,10 @@ class FakeCluster:
 
     def server_version(self):
         return self.version
+
+    def group_versions(self, group):
+        assert group == "resource.k8s.io"
+        return list(self.served)
 
     def apply(self, objects, *, dry_run=False):
         self.applied.append((dry_run, copy.deepcopy(objects)))
@@ -247,7 +252,8 @@ def test_the_target_version_decides_which_apis_exist(compile_selector):
         in str(exc.value)
     doc = {"apiVersion": "resource.k8s.io/v2", "kind": "ResourceClaim", "metadata": {"name": "x"}}
     [msg] = errors([doc], compile_selector)
-    assert "has no schema for resource.k8s.io/v2 ResourceClaim; check apiVersion and kind" in msg
+    assert msg == ("ResourceClaim/x apiVersion: resource.k8s.io/v2 is not served by a Kubernetes 1.34 API server with "
+                   "default settings: use v1")
 
 
 def test_the_distinct_attribute_warning_says_what_134_does(compile_selector):

@@ -1,4 +1,5 @@
-"""Schema validation of manifests against the OpenAPI schemas of a Kubernetes version (strict: no unknown fields).
+"""Schema validation of manifests against the OpenAPI schemas of a Kubernetes version (strict: no unknown fields),
+each document by the schema of its own group version (a served v1beta1 claim by v1beta1's).
 
 The schemas are the ones shipped by ``kubernetes-validate`` (1.25 to 1.37, ``resource.k8s.io/v1`` from 1.34).
 jsonschema is imported on first use, without ``rfc3987_syntax`` (see ``_jsonschema``).
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from drawb import versions
 from drawb.api.workloads import dotted, workload_kind
-from drawb.render.errors import Issue
+from drawb.apirules.issue import Issue
 
 if TYPE_CHECKING:
     import jsonschema
@@ -100,6 +101,12 @@ def _message(err: jsonschema.ValidationError) -> str:
     return err.message
 
 
+@functools.lru_cache(maxsize=64)
+def schema_sets(api_version: str, kind: str) -> tuple[str, ...]:
+    """The schema sets (``1.30.0``, ...) that have ``kind`` of ``api_version``, oldest first."""
+    return tuple(v for v in _kv().all_versions() if _validator(v, api_version, kind))
+
+
 @functools.lru_cache(maxsize=4)
 def built_in_groups(version: str) -> frozenset[str]:
     """The API groups Kubernetes ``version`` serves by itself (``""`` is the core group)."""
@@ -122,10 +129,13 @@ def _unknown_kind(doc: dict, label: str, version: str) -> Issue:
     if api_version.rpartition("/")[0] not in built_in_groups(version):
         return Issue("warning", label, "", f"UnknownKind: {what} is not part of Kubernetes {minor}: a custom resource "
                      "the target cluster must have installed (its CRD); drawb does not check it")
-    newer = [v for v in _kv().all_versions() if _validator(v, api_version, kind)]
-    if newer:
+    sets = schema_sets(api_version, kind)
+    if sets and versions.parse(sets[0]).minor > versions.parse(version).minor:
         return Issue("error", label, "", f"{what} is not in the API of Kubernetes {minor}; it is served from "
-                     f"{newer[0][:-2]} on")
+                     f"{sets[0][:-2]} on")
+    if sets:
+        return Issue("error", label, "", f"{what} is not in the API of Kubernetes {minor}; Kubernetes "
+                     f"{sets[0][:-2]} to {sets[-1][:-2]} served it")
     return Issue("error", label, "", f"Kubernetes {minor} has no schema for {what}; check apiVersion and kind")
 
 

@@ -1,7 +1,10 @@
-"""drawb's cross-reference rules for DRA manifests: what the schema cannot see.
+"""The API server's validation rules of DRA objects and pods (what the schema cannot see), with drawb's
+advice about the same objects.
 
-Pod claim names and container claims agree; constraint and config request names exist; requests use
-the v1 ``exactly:`` nesting; DeviceClasses exist; selectors compile; NVIDIA opaque configs are well formed.
+Findings the server refuses the object for carry ``refused_by_server``: pod claim names and container
+claims agree, constraint and config request names exist, requests use the ``exactly:`` nesting of v1 (a
+served v1beta1 document its own flat requests), selectors compile, the v1 limits hold. The rest is drawb's:
+DeviceClasses and namespaces the connected cluster lacks, gates a field needs, NVIDIA opaque configs.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from typing import Any
 from drawb import versions
 from drawb.api import Quantity, QuantityError
 from drawb.api.workloads import dotted, pod_specs
-from drawb.render.errors import Issue
+from drawb.apirules.issue import Issue, label
+from drawb.apirules.served import GROUP
 
 # Fields of v1's ExactDeviceRequest that older (beta) manifests put directly under the request.
 _BETA_KEYS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
@@ -31,11 +35,6 @@ MAX_DEVICES_PER_SLICE = 128
 MAX_ATTRIBUTES_AND_CAPACITIES = 32
 _NODE_SELECTION = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
-
-
-def label(doc: Mapping[str, Any]) -> str:
-    """``Kind/name`` of a manifest."""
-    return f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name', '?')}"
 
 
 def target_rules(kubernetes_version: str) -> versions.Rules:
@@ -88,6 +87,7 @@ class _Checker:
         self.issues: list[Issue] = []
         self.doc = ""
         self.namespace: str | None = None
+        self.v1beta1 = False  # a served resource.k8s.io/v1beta1 document: its requests are not nested
 
     def error(self, path: str, message: str) -> None:
         self.issues.append(Issue("error", self.doc, path, message))
@@ -188,7 +188,7 @@ class _Checker:
             if not isinstance(req, Mapping):
                 continue
             name = req.get("name")
-            beta = [k for k in _BETA_KEYS if k in req]
+            beta = [] if self.v1beta1 else [k for k in _BETA_KEYS if k in req]
             if beta:
                 self.refuse(
                     path,
@@ -197,13 +197,16 @@ class _Checker:
                 )
             if isinstance(name, str):
                 self.dns_label(name, f"{path}.name")
-            if ("exactly" in req) == ("firstAvailable" in req):
-                both = ", but both are set" if "exactly" in req else ""
-                self.refuse(path, f"request {name!r}: exactly one of `exactly` or `firstAvailable` is required{both}")
+            exact = "deviceClassName" if self.v1beta1 else "exactly"
+            if (exact in req) == ("firstAvailable" in req):
+                both = ", but both are set" if exact in req else ""
+                self.refuse(path, f"request {name!r}: exactly one of `{exact}` or `firstAvailable` is required{both}")
             if name in requests:
                 self.refuse(f"{path}.name", f"request name {name!r} is used twice")
             subs: list[str] = []
-            if isinstance(req.get("exactly"), Mapping):
+            if self.v1beta1 and "deviceClassName" in req:
+                self.exact(req, path)
+            elif isinstance(req.get("exactly"), Mapping):
                 self.exact(req["exactly"], f"{path}.exactly")
             for j, sub in enumerate(_list(req.get("firstAvailable"))):
                 if not isinstance(sub, Mapping):
@@ -463,6 +466,7 @@ def cross_reference_issues(docs: list[dict], world: World) -> list[Issue]:
     for doc in docs:
         checker.doc = label(doc)
         checker.namespace = (doc.get("metadata") or {}).get("namespace")
+        checker.v1beta1 = doc.get("apiVersion") == f"{GROUP}/v1beta1"
         if checker.doc in seen:
             checker.error("metadata.name", "two manifests have the same kind and name")
         checker.namespace_exists()
