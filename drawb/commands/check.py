@@ -126,6 +126,7 @@ def cleanup(session: Session, args, cell) -> Cleaned:
     if args.dry_run:
         return Cleaned(f"dry run: {len(leftovers)} object(s) of {runs} killed run(s) in {where} would be "
                        "removed", leftovers)
+    require_rights(session.cluster, f"{session.prog} cleanup", _delete_rights(leftovers))
     removed = remove(session.cluster, leftovers)
     return Cleaned(f"removed {len(removed)} object(s) of {runs} killed run(s) in {where}", removed)
 
@@ -138,3 +139,15 @@ def _rights(namespace: str, with_template: bool) -> list[Right]:
     if with_template:
         rights += [Right(verb, "resourceclaimtemplates", "resource.k8s.io", namespace) for verb in writes]
     return rights
+
+
+def _delete_rights(leftovers: list) -> list[Right]:
+    """get and delete on the kind of every leftover, in its namespace."""
+    from drawb.cluster.protocol import kind_of
+
+    rights = []
+    for leftover in leftovers:
+        known = kind_of(leftover.kind)
+        group = known.api_version.rpartition("/")[0]
+        rights += [Right(verb, known.plural, group, leftover.namespace) for verb in ("get", "delete")]
+    return list(dict.fromkeys(rights))

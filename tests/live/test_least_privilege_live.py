@@ -6,6 +6,7 @@ they write anything, so nothing is half-done."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -128,3 +129,33 @@ def test_read_only_rights_read_every_cluster_wide_view(accounts, capsys):
         assert status == 0 and "Traceback" not in err and "RbacRefused" not in err, (words, err)
     status, out, err = _drawb(capsys, reader, "pods")
     assert status == 2 and f'RBAC refused list on pods in namespace "{reader[0]}"' in err, err
+
+
+def test_cleanup_with_rights_to_list_but_not_delete_names_them_and_removes_nothing(control_plane, accounts, capsys):
+    from tests.live.test_cleanup_live import KINDS, Drawb, run_objects
+
+    home = accounts[0][0]
+    lister = _account(control_plane, home, "lister", Path(accounts[0][2]).parent)
+    control_plane.kubectl("create", "role", "lister", "-n", home, "--verb=get,list,watch",
+                          "--resource=pods,resourceclaims.resource.k8s.io,resourceclaimtemplates.resource.k8s.io")
+    control_plane.kubectl("create", "rolebinding", "lister", "-n", home, "--role=lister",
+                          f"--serviceaccount={home}:lister")
+    killed = Drawb("--kubeconfig", str(control_plane.kubeconfig), "check", "-n", home, "--count", "12",
+                   "--timeout", "300")
+    try:
+        run = killed.wait_for_line(r"\(run (\w+)\)")[1]
+        killed.wait_for_line(r"\] pending ")  # no node has 12 GPUs: it waits
+    finally:
+        killed.proc.kill()
+        killed.proc.wait(timeout=30)
+    api = control_plane.api()
+    left = run_objects(api, home, run)
+    assert {kind for kind, _ in left} == set(KINDS), left
+    status, out, err = _drawb(capsys, lister, "cleanup")
+    assert status == 2 and (f'RightsMissing: drawb cleanup needs rights RBAC does not give user '
+                            f'"system:serviceaccount:{home}:lister": delete on pods, delete on resourceclaims.'
+                            'resource.k8s.io, delete on resourceclaimtemplates.resource.k8s.io in namespace '
+                            f'"{home}"; nothing was written') in err, err
+    assert run_objects(api, home, run) == left  # nothing removed
+    assert main(["--kubeconfig", str(control_plane.kubeconfig), "cleanup", "-n", home]) == 0
+    capsys.readouterr()
