@@ -53,6 +53,9 @@ CLUSTER_RULES: tuple[Rule, ...] = (
          "which devices are allocated, in every namespace (allocation columns of devices, claims -A, "
          "doctor's pending-pod check)"),
     Rule("", ("nodes",), READ, "GPU nodes and their device-plugin resources (doctor, nodes)"),
+    Rule("", ("namespaces",), ("get",),
+         "validate, apply and check read each document's namespace: whether it exists, and the "
+         "resource.k8s.io/admin-access label admin-access claims need"),
     Rule("scheduling.k8s.io", ("priorityclasses",), ("get", "list"),
          "doctor's caveat that DRA devices are never preempted"),
     Rule(None, ("/metrics",), ("get",),
