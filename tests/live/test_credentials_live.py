@@ -102,7 +102,10 @@ def plugin(control_plane, account, tmp_path_factory):
         "esac\n"
         'token=$("$KUBECTL" --kubeconfig "$ADMIN" create token "$ACCOUNT" -n "$NAMESPACE" --duration=1h)\n'
         'printf "%s\\n" "$token" >> "$ISSUED"\n'
-        'printf \'{"apiVersion": "%s", "kind": "ExecCredential", "status": {"token": "%s"}}\\n\' "$API" "$token"\n'))
+        'expires=""\n'
+        'if [ -n "$EXPIRES" ]; then expires=$(date -u -d "+$EXPIRES" +%Y-%m-%dT%H:%M:%SZ); fi\n'
+        'printf \'{"apiVersion": "%s", "kind": "ExecCredential", "status": {"token": "%s"%s}}\\n\' "$API" "$token" '
+        '"${expires:+, \\"expirationTimestamp\\": \\"$expires\\"}"\n'))
     env = {"KUBECTL": str(control_plane.cluster.bin_dir / "kubectl"), "ADMIN": str(control_plane.kubeconfig),
            "ACCOUNT": name, "NAMESPACE": home, "ISSUED": str(issued), "API": EXEC_V1}
     return _exec_user(command, env=[{"name": k, "value": v} for k, v in env.items()]), issued
@@ -140,6 +143,18 @@ def test_an_exec_plugin_reaches_the_cluster_as_its_service_account(control_plane
     assert status == 2
     assert f'RBAC refused list on pods in namespace "kube-system" for user "system:serviceaccount:{home}:{name}"' in err
     assert _library_records(caplog) == []
+
+
+def test_an_exec_credential_about_to_expire_is_asked_for_again(control_plane, account, plugin, tmp_path, capsys):
+    home, _ = account
+    user, issued = plugin
+    expiring = {"exec": {**user["exec"], "env": [*user["exec"]["env"], {"name": "EXPIRES", "value": "1 minute"}]}}
+    kubeconfig = _kubeconfig(control_plane, tmp_path / "expiring.kubeconfig", expiring)
+    before = len(_remember_issued(issued))
+    status, out, err = _drawb(capsys, kubeconfig, "-n", home, "classes")
+    # the client takes a credential that expires within 5 minutes as expired: the plugin runs again per request
+    assert status == 0 and "gpu.nvidia.com" in out, err
+    assert len(_remember_issued(issued)) - before >= 2
 
 
 def _fails_with(capsys, caplog, kubeconfig: str, name: str, message: str, hint: str) -> None:
