@@ -2,7 +2,7 @@
 
 One home, read by ``validate`` and ``render`` (drawb.render), ``apply`` (through them) and the simulated
 API server (drawb.cluster.sim), in the order the server checks: the ``resource.k8s.io`` version must be
-served (``served``), the document must fit the strict OpenAPI schema of its own group version
+served (``served``), its name must be one the server takes (``names``), the document must fit the strict OpenAPI schema of its own group version
 (``schema``), and the validation rules of DRA objects and pods must hold (``checks``: findings with
 ``refused_by_server``; the same walk gives drawb's advice about the objects as warnings).
 """
@@ -10,14 +10,15 @@ served (``served``), the document must fit the strict OpenAPI schema of its own 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 from drawb.apirules.checks import World, cross_reference_issues
 from drawb.apirules.issue import Issue, label
+from drawb.apirules.names import name_refusals
 from drawb.apirules.schema import schema_issues
 from drawb.apirules.served import unserved
 
-__all__ = ["Issue", "World", "cross_reference_issues", "default_selector_compiler", "label", "rule_refusals",
+__all__ = ["Issue", "World", "cross_reference_issues", "default_selector_compiler", "label", "name_refusals", "rule_refusals",
            "schema_issues", "schema_refusals", "unserved"]
 
 
@@ -29,12 +30,9 @@ def default_selector_compiler(expression: str, kubernetes_version: str) -> None:
     compile_selector(expression, kubernetes_version=kubernetes_version, stored=False)
 
 
-def schema_refusals(doc: dict, kubernetes_version: str, served: Collection[str] | None = None) -> list[Issue]:
-    """What the server refuses ``doc`` for before it stores anything: a group version it does not serve
-    (``served``: a cluster's; None: a default server's), else the strict schema of that group version."""
-    refused = unserved(doc, label(doc), kubernetes_version, served)
-    if refused is not None:
-        return [refused]
+def schema_refusals(doc: dict, kubernetes_version: str) -> list[Issue]:
+    """What the strict schema of ``doc``'s own group version refuses (ask ``unserved`` first: a version the
+    server does not serve is refused before any schema is read)."""
     return [i for i in schema_issues(doc, label(doc), kubernetes_version) if i.refused_by_server]
 
 

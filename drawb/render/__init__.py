@@ -19,6 +19,7 @@ from drawb.apirules import (
     cross_reference_issues,
     default_selector_compiler,
     label,
+    name_refusals,
     schema_issues,
     unserved,
 )
@@ -105,7 +106,7 @@ def validate_documents(
             issues.append(refused)
             continue
         checked.append(doc)
-        issues += schema_issues(doc, label(doc), kubernetes_version)
+        issues += name_refusals(doc) + schema_issues(doc, label(doc), kubernetes_version)
     world = World(
         kubernetes_version=kubernetes_version,
         compile_selector=compile_selector or default_selector_compiler,

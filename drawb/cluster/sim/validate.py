@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from drawb.api.names import invalid, is_dns1123_label, is_dns1123_subdomain
-from drawb.apirules import label, rule_refusals, schema_refusals, unserved
+from drawb.api.names import invalid
+from drawb.apirules import label, name_refusals, rule_refusals, schema_refusals, unserved
 from drawb.cluster.protocol import ClusterError, kind_of
-
-_LABEL_NAMED = {"Namespace"}
-
 
 def _resource(kind_name: str) -> str:
     kind = kind_of(kind_name)
@@ -31,14 +28,14 @@ def _invalid(obj: dict, details: list[str]) -> ClusterError:
 
 def check_name(obj: dict) -> None:
     """Raise ClusterError, worded like the API server, if ``obj`` has no valid name."""
-    kind = kind_of(obj.get("kind", ""))
-    name = (obj.get("metadata") or {}).get("name") or ""
+    issues = name_refusals(obj)
+    if not issues:
+        return
+    name = obj["metadata"].get("name") if isinstance(obj.get("metadata"), dict) else None
     if not name:
-        raise ClusterError(f"{kind.kind} without metadata.name: every object needs a name", status=422,
-                           reason="Invalid")
-    problems = (is_dns1123_label if kind.kind in _LABEL_NAMED else is_dns1123_subdomain)(name)
-    if problems:
-        raise _invalid(obj, [invalid("metadata.name", name, p) for p in problems])
+        raise ClusterError(f"{kind_of(obj.get('kind', '')).kind} without metadata.name: every object needs a name",
+                           status=422, reason="Invalid")
+    raise _invalid(obj, [invalid(i.path, name, i.message) for i in issues])
 
 
 def check_schema(obj: dict, kubernetes_version: str) -> None:

@@ -4,11 +4,14 @@ and the comparison rule of tests/contract/corpus.py sees what it must."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from drawb import versions
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import build_scenario
+from drawb.render import validate_documents
 from tests.contract.corpus import NAMESPACES, Case, Outcome, load_corpus, outcome_differences, run_case
 
 DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
@@ -86,3 +89,19 @@ def test_the_rule_ignores_server_defaults_but_not_drops_or_inventions():
     assert outcome_differences(case, real, Outcome(False, error="no")) == [
         "real server: accept, simulated cluster: reject (no)"]
     assert outcome_differences(case, Outcome(False, status=404), Outcome(False, status=422))
+
+
+def test_validate_connected_to_the_simulated_cluster_gives_each_file_the_real_servers_answer():
+    """validate refuses exactly what the server refuses; a namespace that does not exist is its one warning
+    instead (the refusal, 404, comes at apply, and validate's warning names it)."""
+    sim = SimCluster(build_scenario("default"), workloads=False)
+    sim.apply(NAMESPACES)
+    verdicts, warned = {}, set()
+    for case in CASES:
+        issues = validate_documents(copy.deepcopy(case.documents), kubernetes_version=sim.server_version(), cluster=sim)
+        verdicts[case.name] = "reject" if any(i.level == "error" for i in issues) else "accept"
+        if any('namespaces "no-such-namespace" not found' in i.message for i in issues if i.level == "warning"):
+            warned.add(case.name)
+    wrong = {c.name: verdicts[c.name] for c in CASES if verdicts[c.name] != c.expected("default")}
+    assert wrong == dict.fromkeys(warned, "accept") == {"29-claim-missing-namespace": "accept",
+                                                        "50-pod-missing-namespace": "accept"}
