@@ -2,7 +2,7 @@
 
 Two nodes whose slices are all their own (``nodeName``: no slice without a node name in the
 cluster, every pool of the node published on it alone, one pool per driver) and equal up to names
-(``drawb.plan.state.canonical_slice``: node and pool names and the attributes no selector or
+(``drawb.alloc.view.canonical_slice``: node and pool names and the attributes no selector or
 constraint reads left out) with the same devices of each pool in use have the same stages: the same
 devices (by name) pass and fail the same stages for the same reasons. Only the pool and node names
 differ, and who holds an allocated device. ``Alike.signature`` is that key (None: the node is computed
@@ -20,7 +20,7 @@ from drawb.alloc.slices import info
 from drawb.alloc.state import AllocatedState
 from drawb.explain.devices import Drop, NodeStages, RequestOnNode, held_reason
 from drawb.explain.state import ClusterState
-from drawb.plan.state import PoolID, canonical_slice, in_use_by_pool, pool_of
+from drawb.alloc.view import PoolID, canonical_slice, in_use_by_pool, pool_of
 
 _NOT_IN_USE = ((), (), ())
 _MANY = object()  # a pool published on several nodes (or without a node name)
@@ -76,7 +76,7 @@ def _signatures(slices: list[Mapping[str, Any]], relevant: frozenset[str] | None
     """Node -> (pools, signature), remembered while the slices are the same objects and the attributes
     read the same: all while the devices in use are the same (``in_use_by_pool`` returns the same
     object), those of the nodes whose pools' devices in use are unchanged after a change."""
-    from drawb.plan.state import changed_pools, same_objects
+    from drawb.alloc.view import changed_pools, same_objects
 
     known = {}
     if _last_signatures:

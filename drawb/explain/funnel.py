@@ -25,7 +25,7 @@ from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.explain.alike import Alike, blocked, renamable, renamed
 from drawb.explain.devices import DEVICE_STAGES, Drop, NodeStages, RequestOnNode, node_stages
 from drawb.explain.state import ClusterState, name_of
-from drawb.plan.relevance import relevant_attributes
+from drawb.alloc.relevance import relevant_attributes
 
 STAGES = (*DEVICE_STAGES, "constraints", "node")
 EXAMPLES = 3

@@ -88,7 +88,7 @@ def _device_index(claims: list[dict]) -> dict[DeviceID, list[tuple[dict, bool]]]
     """Device -> (claim, admin access) of the claims holding it, in the claims' order; remembered for
     the last claims seen (the same objects: a cluster's objects are replaced whole, never changed in
     place); for other claims only the devices of the claims added or removed are indexed again; read-only."""
-    from drawb.plan.state import same_objects
+    from drawb.alloc.view import same_objects
 
     if _last_index and same_objects(_last_index[0][0], claims):
         return _last_index[0][1]

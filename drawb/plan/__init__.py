@@ -4,7 +4,7 @@ and how many more copies fit (``capacity``). Pure: no I/O; the commands read the
 
 from drawb.plan.capacity import Capacity, NodeCapacity, SharedClaimsOnly, capacity
 from drawb.plan.preview import NodeFit, Preview, preview
-from drawb.plan.state import PlanState
+from drawb.alloc.view import PlanState
 from drawb.plan.workload import NoClaims, ObjectNotFound, OtherNamespace, Workload, resolve
 
 __all__ = ["Capacity", "NoClaims", "NodeCapacity", "NodeFit", "ObjectNotFound", "OtherNamespace", "PlanState",

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 
 from drawb.alloc import AllocationError
 from drawb.alloc.state import gather_allocated
-from drawb.api.nodeaffinity import node_filter, selector_matches
+from drawb.alloc.relevance import relevant_attributes
+from drawb.alloc.verdicts import CANNOT_ALLOCATE, node_reason
+from drawb.alloc.view import NodeView, PlanState, holding, results
 from drawb.api.quantity import Quantity
-from drawb.errors import DrawbError
-from drawb.plan.preview import CANNOT_ALLOCATE, NOT_AVAILABLE, try_nodes
-from drawb.plan.relevance import relevant_attributes
 from drawb.collector import collector_paused
-from drawb.plan.state import NodeView, PlanState, holding, results
+from drawb.errors import DrawbError
+from drawb.plan.preview import try_nodes
 from drawb.plan.workload import Workload
 
 PER_NODE_LIMIT = 1000  # copies counted per node before giving up (admin access takes no devices)
@@ -189,10 +189,7 @@ def _capacity(workload: Workload, state: PlanState) -> Capacity:
 
 def _passes(workload: Workload, node: dict, held: list[dict]) -> str | None:
     pod = workload.pod if workload.pod.get("spec") is not None else {**workload.pod, "spec": {}}
-    reason = node_filter(pod, node)
-    if reason is None and any(not selector_matches(c["status"]["allocation"].get("nodeSelector"), node) for c in held):
-        reason = NOT_AVAILABLE
-    return reason
+    return node_reason(pod, node, held)
 
 
 def _per_node(workload, state, fresh, held, first, out: Capacity) -> Capacity:

@@ -1,11 +1,11 @@
 """Preview: on which nodes a workload's claims fit now, and the devices each node would give them.
 
-Nodes are tried as the simulated scheduler tries them (drawb/cluster/sim/scheduler.py): in name
+Nodes are tried as the simulated scheduler tries them, through ``drawb.alloc.verdicts``: in name
 order, through NodeUnschedulable, TaintToleration and NodeAffinity, then DynamicResources (claims
 the pod already has must be available on the node; the others are allocated by ``drawb.alloc``
-with the devices already in use counted). The first node that fits is the one the simulated
-scheduler picks; the real scheduler scores every node that fits and may pick another of them.
-Nodes of the same signature (``PlanState.signature``) are allocated once.
+with the devices already in use counted), nodes of the same signature (``PlanState.signature``)
+allocated once. The first node that fits is the one the simulated scheduler picks; the real
+scheduler scores every node that fits and may pick another of them.
 """
 
 from __future__ import annotations
@@ -15,14 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drawb.alloc import AllocationError
-from drawb.api.nodeaffinity import node_filter, selector_matches
-from drawb.plan.relevance import relevant_attributes
+from drawb.alloc.verdicts import verdicts
+from drawb.alloc.view import NodeView, PlanState, pool_of, rename, results
 from drawb.collector import collector_paused
-from drawb.plan.state import NodeView, PlanState, pool_of, rename, results
 from drawb.plan.workload import Workload
-
-CANNOT_ALLOCATE = "cannot allocate all claims"
-NOT_AVAILABLE = "resourceclaim not available on the node"
 
 
 @dataclass
@@ -67,44 +63,20 @@ def _allocated_claims(workload: Workload) -> list[dict]:
 
 def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_at_first: bool = False) -> Preview:
     """Try every node for ``claims`` (the rest of the workload's claims must be allocated already)."""
-    pod = workload.pod if workload.pod.get("spec") is not None else {**workload.pod, "spec": {}}
     held = [c for c in workload.claims if c not in claims and (c.get("status") or {}).get("allocation")]
     result = Preview(workload, claims, node_count=len(state.nodes))
-    relevant = relevant_attributes(claims, state.class_by_name, state.kubernetes_version, state.feature_gates)
-    groups: dict[tuple, tuple[NodeView, list[dict] | None]] = {}
-    spec = pod["spec"]
-    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-    plain = not (spec.get("nodeSelector") or required)  # only the node's own spec can exclude it
-    for node in state.nodes:
-        node_spec = node.get("spec") or {}
-        if plain and not node_spec.get("unschedulable") and not node_spec.get("taints"):
-            reason = None
-        else:
-            reason = node_filter(pod, node)
-        if reason is None and held and any(not selector_matches(c["status"]["allocation"].get("nodeSelector"), node) for c in held):
-            reason = NOT_AVAILABLE
-        if reason is not None:
-            result.rejected[reason] = result.rejected.get(reason, 0) + 1
-            continue
-        view = state.view(node)
-        if not claims:
-            result.fits.append(NodeFit(view.name, view))
-        else:
-            signature = state.signature(view, relevant)
-            if signature not in groups:
-                try:
-                    groups[signature] = (view, state.allocate(claims, view))
-                except AllocationError as err:
-                    result.error = str(err)
-                    result.fits = []
-                    return result
-            source, allocations = groups[signature]
-            if allocations is None:
-                result.rejected[CANNOT_ALLOCATE] = result.rejected.get(CANNOT_ALLOCATE, 0) + 1
+    try:
+        for verdict in verdicts(state, workload.pod, claims, held):
+            if verdict.reason is not None:
+                result.rejected[verdict.reason] = result.rejected.get(verdict.reason, 0) + 1
                 continue
-            result.fits.append(NodeFit(view.name, view, source, allocations))
-        if stop_at_first:
-            break
+            view = verdict.view
+            result.fits.append(NodeFit(view.name, view, verdict.source if claims else None, verdict.allocations))
+            if stop_at_first:
+                break
+    except AllocationError as err:
+        result.error = str(err)
+        result.fits = []
     return result
 
 

@@ -2,8 +2,8 @@
 read and the constraints name.
 
 Nodes whose devices differ only in attributes nobody reads (a GPU's ``uuid``, its PCI bus id) get
-the same allocation up to names, so ``drawb.plan`` computes it once for all of them. The walk is
-conservative: a selector that reads an attribute map as a whole (iterating it, ``size``, a computed
+the same allocation up to names, so ``drawb.alloc.view`` groups them and one allocation serves all.
+The walk is conservative: a selector that reads an attribute map as a whole (iterating it, ``size``, a computed
 key) makes every attribute of that domain relevant, and one that reads ``device.attributes``
 itself, or cannot be compiled, makes every attribute relevant (``None``).
 """

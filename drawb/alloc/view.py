@@ -23,7 +23,7 @@ from drawb.alloc.allocator import allocate_with
 from drawb.alloc.state import AllocatedState, changed_since, gather_allocated, tally_of
 from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.collector import collector_paused
-from drawb.plan.relevance import keeps
+from drawb.alloc.relevance import keeps
 
 Obj = Mapping[str, Any]
 PoolID = tuple[str, str]

@@ -1,0 +1,80 @@
+"""One scheduling attempt's verdict per node, nodes in name order, alike nodes allocated once.
+
+The filters run in the scheduler's order: NodeUnschedulable, TaintToleration, NodeAffinity
+(``drawb.api.nodeaffinity.node_filter``), then DynamicResources: the claims the pod holds already
+must be available on the node, the others are allocated by ``drawb.alloc`` with the devices in use
+counted. Nodes of the same signature (``PlanState.signature``) are allocated once, on the first of
+them that passes the other filters, so a node that fits always has its allocation made on itself
+or on an alike node before it. The simulated scheduler, ``preview`` and ``capacity`` all walk the
+nodes through ``verdicts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from drawb.alloc.relevance import relevant_attributes
+from drawb.alloc.view import NodeView, PlanState
+from drawb.api.nodeaffinity import node_filter, selector_matches
+
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+
+Obj = Mapping[str, Any]
+
+
+@dataclass
+class Verdict:
+    """One node's verdict: the scheduler's reason for turning it away, or the allocations of the
+    claims being allocated (made on ``source``, a node of the same signature: ``rename`` them)."""
+
+    node: Obj
+    reason: str | None = None
+    view: NodeView | None = None
+    source: NodeView | None = None
+    allocations: list[dict] | None = None
+
+
+def node_reason(pod: Obj, node: Obj, held: Sequence[Obj], plain: bool = False) -> str | None:
+    """The reason the filters before allocating turn ``node`` away for ``pod`` (whose ``held`` claims are
+    allocated already), or None; ``plain``: the pod has no node selector or required node affinity."""
+    node_spec = node.get("spec") or {}
+    if plain and not node_spec.get("unschedulable") and not node_spec.get("taints"):
+        reason = None
+    else:
+        reason = node_filter(pod, node)
+    if reason is None and held and any(not selector_matches(c["status"]["allocation"].get("nodeSelector"), node)
+                                       for c in held):
+        reason = NOT_AVAILABLE
+    return reason
+
+
+def verdicts(state: PlanState, pod: Obj, allocating: Sequence[Obj], held: Sequence[Obj]) -> Iterator[Verdict]:
+    """Each node's verdict in name order for ``pod``, whose claims ``allocating`` are to be allocated and
+    ``held`` are allocated already; the allocator's AllocationError is raised at the node that meets it."""
+    spec = pod.get("spec") or {}
+    if pod.get("spec") is None:
+        pod = {**pod, "spec": spec}
+    relevant = relevant_attributes(allocating, state.class_by_name, state.kubernetes_version, state.feature_gates)
+    groups: dict[tuple, tuple[NodeView, list[dict] | None]] = {}
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    plain = not (spec.get("nodeSelector") or required)  # only the node's own spec can exclude it
+    for node in state.nodes:
+        reason = node_reason(pod, node, held, plain)
+        if reason is not None:
+            yield Verdict(node, reason)
+            continue
+        view = state.view(node)
+        if not allocating:
+            yield Verdict(node, None, view, view, [])
+            continue
+        signature = state.signature(view, relevant)
+        if signature not in groups:
+            groups[signature] = (view, state.allocate(allocating, view))
+        source, allocations = groups[signature]
+        if allocations is None:
+            yield Verdict(node, CANNOT_ALLOCATE, view)
+        else:
+            yield Verdict(node, None, view, source, allocations)
