@@ -18,9 +18,9 @@ call of the session (``first``) and the median of ``--runs`` further calls (``ag
 ``--changed``, each further call follows the deletion of one running pod (its claim is released: the
 devices in use change, so what the commands keep for an unchanged cluster is made again).
 Anchors in the same run: the simulated scheduler's own decision for the trainer pod
-(``drawb.cluster.sim.scheduler.schedule``: its filters and one ``drawb.alloc.Allocator`` asked node by
-node, pre-check included), which reaches the same verdict (no node) with no explanation; and reading
-the objects ``why`` reads (``read_state``: the Cluster protocol's lists), the floor of any command; and
+(``Lifecycle.decide``: its PreFilter state, a ``PlanState``, and its filters through
+``drawb.alloc.verdicts``, alike nodes allocated once), which reaches the same verdict (no node) with
+no explanation; and reading the objects ``why`` reads (``read_state``: the Cluster protocol's lists), the floor of any command; and
 importing pandas in a fresh interpreter, which the first command making a table pays once per process
 (``why`` makes none: the preview after it pays it in its first call).
 """
@@ -97,12 +97,8 @@ def cluster(nodes: int) -> SimCluster:
 
 def decision(sim: SimCluster) -> str | None:
     """The simulated scheduler's decision for the trainer pod (None: no node), made as its loop makes it."""
-    from drawb.cluster.sim.scheduler import schedule
-
     life = sim.lifecycle
-    pod = life.pods[(NS, "trainer")]
-    nodes = life._ordered_nodes()
-    made = schedule(pod, [life.claims[(NS, "eight")]], nodes, len(nodes), life._allocator, lambda c: c in life.classes)
+    made = life.decide(life.pods[(NS, "trainer")], [life.claims[(NS, "eight")]])
     return made.node if made.scheduled else None
 
 

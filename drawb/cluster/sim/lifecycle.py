@@ -23,7 +23,8 @@ from drawb.cluster.sim import kubelet
 from drawb.cluster.sim.clock import Clock
 from drawb.cluster.sim.events import EventRecorder
 from drawb.cluster.sim.podlogs import Run, simulate
-from drawb.cluster.sim.scheduler import AllocationFailed, Decision, reserved_for_pod, schedule
+from drawb.alloc.view import PlanState
+from drawb.cluster.sim.scheduler import Decision, reserved_for_pod, schedule
 from drawb.cluster.sim.tree import copy_tree
 
 SCHEDULER = "default-scheduler"
@@ -270,25 +271,15 @@ class Lifecycle:
             self._node_order = sorted(self.nodes)
         return [self.nodes[n] for n in self._node_order]
 
-    def _allocator(self, claims: list[dict]) -> Callable[[dict], list[dict] | None]:
-        """One Allocator for this attempt's claims over every slice and allocated claim (PreFilter)."""
-        from drawb.alloc import AllocationError, Allocator
+    def _snapshot(self) -> PlanState:
+        """The scheduler's view of the cluster for one attempt (its PreFilter state)."""
+        return PlanState(nodes=self._ordered_nodes(), slices=list(self._slices.values()),
+                         classes=list(self.classes.values()), claims=list(self.claims.values()),
+                         kubernetes_version=self.kubernetes_version, feature_gates=self.feature_gates)
 
-        allocated = [claim for claim in self.claims.values() if _results(claim)]
-        try:
-            allocator = Allocator(claims, slices=list(self._slices.values()), classes=list(self.classes.values()),
-                                  allocated=allocated, kubernetes_version=self.kubernetes_version,
-                                  feature_gates=self.feature_gates)  # fmt: skip
-        except AllocationError as err:
-            raise AllocationFailed(str(err)) from None
-
-        def allocate(node: dict) -> list[dict] | None:
-            try:
-                return allocator.allocate(node)
-            except AllocationError as err:
-                raise AllocationFailed(str(err)) from None
-
-        return allocate
+    def decide(self, pod: dict, claims: list[dict]) -> Decision:
+        """The scheduler's decision for ``pod`` whose claims (in pod order, all existing) are ``claims``."""
+        return schedule(pod, claims, self._ordered_nodes(), self._snapshot, lambda c: c in self.classes)
 
     def _schedule(self, key: NsKey) -> None:
         pod = self.pods.get(key)
@@ -300,8 +291,7 @@ class Lifecycle:
         if any(n is None for n in names.values()) or any((key[0], n) not in self.claims for n in names.values()):
             return  # PreEnqueue: a claim is not created yet; the pod waits without an event
         claims = [self.claims[(key[0], n)] for n in names.values()]
-        nodes = self._ordered_nodes()
-        decision = schedule(pod, claims, nodes, len(nodes), self._allocator, lambda c: c in self.classes)
+        decision = self.decide(pod, claims)
         if decision.scheduled:
             self._bind(key, pod, claims, decision)
         else:

@@ -3,25 +3,26 @@
 The filters that can reject a node in the simulation run in the scheduler's order:
 NodeUnschedulable, TaintToleration, NodeAffinity (``nodeSelector`` and required node affinity),
 then DynamicResources (claims already allocated must be available on the node, the others are
-allocated by one ``drawb.alloc.Allocator`` per attempt, made once as the plugin's PreFilter
-state and asked node by node as its Filter). Nodes are tried in name order and the first feasible
-node is chosen (the real scheduler scores the feasible nodes and breaks ties at random; the
-simulation picks deterministically). When no node fits, the message is the scheduler's
-``FitError`` text: the per-node reasons counted and sorted, then the PostFilter messages of
-DynamicResources and DefaultPreemption.
+allocated by ``drawb.alloc``), through ``drawb.alloc.verdicts`` over the cluster's ``PlanState``
+made once per attempt as the plugin's PreFilter state: nodes of the same signature are allocated
+once, as ``preview`` allocates them. Nodes are tried in name order and the first feasible node is
+chosen (the real scheduler scores the feasible nodes and breaks ties at random; the simulation
+picks deterministically). When no node fits, the message is the scheduler's ``FitError`` text:
+the per-node reasons counted and sorted, then the PostFilter messages of DynamicResources and
+DefaultPreemption.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from drawb.api.nodeaffinity import node_filter, selector_matches
+from drawb.alloc import AllocationError
+from drawb.alloc.verdicts import NOT_AVAILABLE, Verdict, node_reason, verdicts
+from drawb.alloc.view import PlanState, rename
+from drawb.api.nodeaffinity import selector_matches
 
 RESERVED_FOR_MAX = 256  # resourceapi.ResourceClaimReservedForMaxSize
-
-CANNOT_ALLOCATE = "cannot allocate all claims"
-NOT_AVAILABLE = "resourceclaim not available on the node"
 
 
 @dataclass
@@ -40,12 +41,7 @@ class Decision:
         return self.node is not None
 
 
-class AllocationFailed(Exception):
-    """The allocator reported an error (a broken selector, a disabled feature)."""
-
-
-NodeAllocate = Callable[[dict], "list[dict] | None"]
-Prepare = Callable[[list[dict]], NodeAllocate]
+Snapshot = Callable[[], PlanState]
 
 
 def reserved_for_pod(claim: dict, pod: dict) -> bool:
@@ -89,48 +85,56 @@ def fit_error(node_count: int, reasons: dict[str, int] | None, pre_filter: str |
     return message + " " + ", ".join([*post_filter, preemption])
 
 
-def schedule(pod: dict, claims: list[dict], nodes: Iterable[dict], node_count: int, prepare: Prepare,
+def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Snapshot,
              class_exists: Callable[[str], bool]) -> Decision:
-    """Try ``nodes`` in order for ``pod`` whose claims (in pod order, all existing) are ``claims``.
+    """Try ``nodes`` (in name order) for ``pod`` whose claims (in pod order, all existing) are ``claims``.
 
-    ``prepare(claims_to_allocate)`` is called once, when the first node passes the other filters;
-    the function it returns (an Allocator's ``allocate``) takes a node and returns one allocation
-    per claim, None when they do not fit on the node, or raises AllocationFailed (so may ``prepare``).
+    ``snapshot()`` is called once, after the PreFilter checks pass: the cluster's ``PlanState`` (its nodes
+    are ``nodes``), whose alike-node grouping allocates the new claims once per signature; it may raise
+    AllocationError (the version's or gates' error), reported at the first node that passes the other filters.
     """
     reason = _pre_filter(pod, claims, class_exists)
     if reason:
-        return Decision(message=fit_error(node_count, None, reason, ["no new claims to deallocate"]))
+        return Decision(message=fit_error(len(nodes), None, reason, ["no new claims to deallocate"]))
     to_allocate = [c for c in claims if not (c.get("status") or {}).get("allocation")]
     allocated = [c for c in claims if (c.get("status") or {}).get("allocation")]
     reasons: dict[str, int] = {}
     unavailable: list[dict] = []
-    allocate: NodeAllocate | None = None
-    for node in nodes:
-        reason = node_filter(pod, node)
-        if reason is None and claims:
-            missing = [c for c in allocated if not selector_matches(c["status"]["allocation"].get("nodeSelector"), node)]
-            if missing:
+    try:
+        for verdict in _verdicts(pod, to_allocate, allocated, nodes, snapshot):
+            if verdict.reason is None:
+                name = verdict.node["metadata"]["name"]
+                made = rename(verdict.allocations, verdict.source, verdict.view)
+                return Decision(node=name, allocations={c["metadata"]["name"]: a for c, a in zip(to_allocate, made)})
+            if verdict.reason == NOT_AVAILABLE:
+                missing = [c for c in allocated if not selector_matches(c["status"]["allocation"].get("nodeSelector"),
+                                                                         verdict.node)]
                 unavailable.extend(c for c in missing if c not in unavailable)
-                reason = NOT_AVAILABLE
-            elif to_allocate:
-                try:
-                    if allocate is None:
-                        allocate = prepare(to_allocate)
-                    results = allocate(node)
-                except AllocationFailed as err:
-                    return Decision(message=f'running "DynamicResources" filter plugin: {err}', error=True)
-                if results is None:
-                    reason = CANNOT_ALLOCATE
-                else:
-                    return Decision(node=node["metadata"]["name"],
-                                    allocations={c["metadata"]["name"]: r for c, r in zip(to_allocate, results)})
-        if reason is None:
-            return Decision(node=node["metadata"]["name"])
-        reasons[reason] = reasons.get(reason, 0) + 1
+            reasons[verdict.reason] = reasons.get(verdict.reason, 0) + 1
+    except AllocationError as err:
+        return Decision(message=f'running "DynamicResources" filter plugin: {err}', error=True)
     post = "still not schedulable" if claims else "no new claims to deallocate"
     for claim in unavailable:
         reserved = (claim.get("status") or {}).get("reservedFor") or []
         if not reserved or len(reserved) == 1 and reserved_for_pod(claim, pod):
             return Decision(deallocate=claim["metadata"]["name"],
-                            message=fit_error(node_count, reasons, None, ["deallocation of ResourceClaim completed"]))
-    return Decision(message=fit_error(node_count, reasons, None, [post]))
+                            message=fit_error(len(nodes), reasons, None, ["deallocation of ResourceClaim completed"]))
+    return Decision(message=fit_error(len(nodes), reasons, None, [post]))
+
+
+def _verdicts(pod: dict, to_allocate: list[dict], allocated: list[dict], nodes: Sequence[dict],
+              snapshot: Snapshot) -> Iterator[Verdict]:
+    """``drawb.alloc.verdicts`` over the snapshot; when it cannot be made, the node filters alone until
+    the first node that would allocate, where its error is raised."""
+    try:
+        state = snapshot()
+    except AllocationError as err:
+        failed = err
+    else:
+        yield from verdicts(state, pod, to_allocate, allocated)
+        return
+    for node in nodes:
+        reason = node_reason(pod, node, allocated)
+        if reason is None and to_allocate:
+            raise failed
+        yield Verdict(node, reason)
