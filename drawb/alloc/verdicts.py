@@ -62,7 +62,11 @@ def verdicts(state: PlanState, pod: Obj, allocating: Sequence[Obj], held: Sequen
     required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
     plain = not (spec.get("nodeSelector") or required)  # only the node's own spec can exclude it
     for node in state.nodes:
-        reason = node_reason(pod, node, held, plain)
+        node_spec = node.get("spec")
+        if plain and not held and not (node_spec and (node_spec.get("unschedulable") or node_spec.get("taints"))):
+            reason = None  # the common case, decided without a call
+        else:
+            reason = node_reason(pod, node, held, plain)
         if reason is not None:
             yield Verdict(node, reason)
             continue
@@ -71,10 +75,10 @@ def verdicts(state: PlanState, pod: Obj, allocating: Sequence[Obj], held: Sequen
             yield Verdict(node, None, view, view, [])
             continue
         signature = state.signature(view, relevant)
-        if signature not in groups:
-            groups[signature] = (view, state.allocate(allocating, view))
-        source, allocations = groups[signature]
-        if allocations is None:
+        found = groups.get(signature)
+        if found is None:
+            found = groups[signature] = (view, state.allocate(allocating, view))
+        if found[1] is None:
             yield Verdict(node, CANNOT_ALLOCATE, view)
         else:
-            yield Verdict(node, None, view, source, allocations)
+            yield Verdict(node, None, view, found[0], found[1])

@@ -73,7 +73,9 @@ class Lifecycle:
         self.classes: dict[str, dict] = {}
         self._slices: dict[str, dict] = {}
         self._slices_by_node: dict[str | None, dict[str, dict]] = {}
-        self._node_order: list[str] | None = None
+        self._node_list: list[dict] | None = None  # nodes in name order, until one changes
+        self._slice_list: list[dict] | None = None  # slices in name order, until one changes
+        self._claim_order: list[NsKey] | None = None  # claims' keys in order, until one is added or removed
         self._claim_work: dict[NsKey, None] = {}
         self._release_work: dict[NsKey, None] = {}
         self._schedule_queue: dict[NsKey, None] = {}
@@ -111,7 +113,7 @@ class Lifecycle:
                 self._claim_work.update(dict.fromkeys(k for k, p in self.pods.items() if k[0] == key[0]))
         elif kind == "Node":
             self._index(self.nodes, meta["name"], obj, deleted)
-            self._node_order = None
+            self._node_list = None
             self._retry_unschedulable()
         elif kind == "DeviceClass":
             self._index(self.classes, meta["name"], obj, deleted)
@@ -158,6 +160,8 @@ class Lifecycle:
     def _claim_changed(self, key: NsKey, claim: dict, deleted: bool) -> None:
         old = self.claims.get(key)
         self._index(self.claims, key, claim, deleted)
+        if deleted or old is None:
+            self._claim_order = None
         freed = deleted or (old is not None and _results(old) and not _results(claim))
         if freed:
             self._retry_unschedulable()
@@ -167,6 +171,7 @@ class Lifecycle:
 
     def _slice_changed(self, name: str, rs: dict, deleted: bool) -> None:
         old = self._slices.pop(name, None)
+        self._slice_list = None
         if old is not None:
             self._slices_by_node.get(old["spec"].get("nodeName"), {}).pop(name, None)
         if not deleted:
@@ -267,14 +272,19 @@ class Lifecycle:
     # --- scheduler -------------------------------------------------------------------------------
 
     def _ordered_nodes(self) -> list[dict]:
-        if self._node_order is None:
-            self._node_order = sorted(self.nodes)
-        return [self.nodes[n] for n in self._node_order]
+        if self._node_list is None:
+            self._node_list = [self.nodes[n] for n in sorted(self.nodes)]
+        return self._node_list
 
     def _snapshot(self) -> PlanState:
-        """The scheduler's view of the cluster for one attempt (its PreFilter state)."""
-        return PlanState(nodes=self._ordered_nodes(), slices=list(self._slices.values()),
-                         classes=list(self.classes.values()), claims=list(self.claims.values()),
+        """The scheduler's view of the cluster for one attempt (its PreFilter state): the objects in the
+        order the store lists them, so what the view keeps for them serves the commands' views too."""
+        if self._slice_list is None:
+            self._slice_list = [self._slices[n] for n in sorted(self._slices)]
+        if self._claim_order is None:
+            self._claim_order = sorted(self.claims)
+        return PlanState(nodes=self._ordered_nodes(), slices=self._slice_list,
+                         classes=list(self.classes.values()), claims=[self.claims[k] for k in self._claim_order],
                          kubernetes_version=self.kubernetes_version, feature_gates=self.feature_gates)
 
     def decide(self, pod: dict, claims: list[dict]) -> Decision:
