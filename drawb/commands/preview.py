@@ -79,7 +79,8 @@ def workload_for(session: Session, target: str | None, file: str | None, namespa
                  documents: list[dict] | None = None, source: str = "") -> Workload:
     """The workload a ``preview``/``capacity`` command line names."""
     from drawb.plan import ObjectNotFound, resolve
-    from drawb.plan.manifests import NotAManifest, default_target, parse_manifests
+    from drawb.plan.errors import NotAManifest
+    from drawb.plan.manifests import default_target, parse_manifests
 
     namespace = namespace or session.namespace
     if file:

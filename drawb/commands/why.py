@@ -57,7 +57,7 @@ def _from_file(path: str) -> tuple[str, str, str | None]:
     """(kind, name, namespace) of the first Pod or ResourceClaim in a manifest file; NotAManifest otherwise."""
     import yaml
 
-    from drawb.explain import NotAManifest
+    from drawb.plan.errors import NotAManifest
 
     file = Path(path)
     if not file.is_file():

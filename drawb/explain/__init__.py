@@ -8,10 +8,9 @@ for pending pods the funnel per request recomputed with ``drawb.alloc`` and the 
 empties, near misses and what would make it fit.
 """
 
-from drawb.explain.errors import InOtherNamespace, NotAManifest, ObjectNotFound, PodHasNoClaims
+from drawb.explain.errors import InOtherNamespace, PodHasNoClaims
 from drawb.explain.pod import explain
 from drawb.explain.result import Explanation, Remedy
 from drawb.explain.state import ClusterState
 
-__all__ = ["ClusterState", "Explanation", "InOtherNamespace", "NotAManifest", "ObjectNotFound", "PodHasNoClaims",
-           "Remedy", "explain"]
+__all__ = ["ClusterState", "Explanation", "InOtherNamespace", "PodHasNoClaims", "Remedy", "explain"]

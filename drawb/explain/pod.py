@@ -17,11 +17,12 @@ from drawb.alloc.nodes import NodeSelectorError, compile_node_selector
 from drawb.alloc.taints import tolerates
 from drawb.explain import result as r
 from drawb.explain.devices import DEVICE_STAGES, Drop
-from drawb.explain.errors import InOtherNamespace, ObjectNotFound, PodHasNoClaims
+from drawb.explain.errors import InOtherNamespace, PodHasNoClaims
 from drawb.explain.funnel import EXAMPLES, Funnel, compute, drop_count, drops_at
 from drawb.explain.ran import NOT_RECORDED, claim_fates, ended_text, has_ended, progress_text, recorded_devices
 from drawb.explain.result import Explanation, Remedy, RequestReport, StageCount
 from drawb.explain.state import ClusterState, allocation_of, meta, name_of, namespace_of, results_of
+from drawb.plan.errors import ObjectNotFound
 
 RESERVED_FOR_MAX = 256
 PRE_ENQUEUE = ("nothing: the scheduler holds the pod back in PreEnqueue, which writes no event and no condition "
@@ -51,7 +52,7 @@ def find(state: ClusterState, kind: str, namespace: str, name: str) -> dict:
     close = difflib.get_close_matches(name, [name_of(o) for o in objects if namespace_of(o) == namespace], n=3)
     hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close
             else f"`{{prog}} {'pods' if kind == 'Pod' else 'claims'} -n {namespace}` lists them")
-    raise ObjectNotFound(kind, f"no {word} '{name}' in namespace '{namespace}'", hint=hint)
+    raise ObjectNotFound(f"no {word} '{name}' in namespace '{namespace}'", kind=kind, hint=hint)
 
 
 # --- pods ----------------------------------------------------------------------------------------

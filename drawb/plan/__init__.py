@@ -2,10 +2,11 @@
 and how many more copies fit (``capacity``). Pure: no I/O; the commands read the objects.
 """
 
-from drawb.plan.capacity import Capacity, NodeCapacity, SharedClaimsOnly, capacity
-from drawb.plan.preview import NodeFit, Preview, preview
 from drawb.alloc.view import PlanState
-from drawb.plan.workload import NoClaims, ObjectNotFound, OtherNamespace, Workload, resolve
+from drawb.plan.capacity import Capacity, NodeCapacity, SharedClaimsOnly, capacity
+from drawb.plan.errors import NotAManifest, ObjectNotFound
+from drawb.plan.preview import NodeFit, Preview, preview
+from drawb.plan.workload import NoClaims, OtherNamespace, Workload, resolve
 
-__all__ = ["Capacity", "NoClaims", "NodeCapacity", "NodeFit", "ObjectNotFound", "OtherNamespace", "PlanState",
+__all__ = ["Capacity", "NoClaims", "NodeCapacity", "NodeFit", "NotAManifest", "ObjectNotFound", "OtherNamespace", "PlanState",
            "Preview", "SharedClaimsOnly", "Workload", "capacity", "preview", "resolve"]

@@ -7,16 +7,13 @@ from collections.abc import Sequence
 
 import yaml
 
-from drawb.errors import DrawbError
+from drawb.plan.errors import NotAManifest
 from drawb.plan.workload import SHORT
 
 WORKLOAD_KINDS = ("Pod", "ResourceClaim", "ResourceClaimTemplate")
 
 
-class NotAManifest(DrawbError):
-    """A file that is not YAML, or holds no Kubernetes object drawb can place."""
-
-    hint = "give a YAML file with a Pod, a ResourceClaim or a ResourceClaimTemplate (apiVersion, kind, metadata.name)"
+HINT = "give a YAML file with a Pod, a ResourceClaim or a ResourceClaimTemplate (apiVersion, kind, metadata.name)"
 
 
 def parse_manifests(text: str, source: str) -> list[dict]:
@@ -26,7 +23,7 @@ def parse_manifests(text: str, source: str) -> list[dict]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise NotAManifest(f"{source} is not YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+        raise NotAManifest(f"{source} is not YAML{where}: {getattr(exc, 'problem', None) or exc}", hint=HINT) from None
     objects = []
     for document in documents:
         items = document.get("items") if isinstance(document, dict) and document.get("kind", "").endswith("List") else [document]
@@ -34,11 +31,11 @@ def parse_manifests(text: str, source: str) -> list[dict]:
             if not (isinstance(obj, dict) and obj.get("kind") and obj.get("apiVersion")
                     and isinstance(obj.get("metadata"), dict) and obj["metadata"].get("name")):
                 raise NotAManifest(f"{source}: document {len(objects) + 1} is not a Kubernetes object "
-                                   "(it needs apiVersion, kind and metadata.name)")
+                                   "(it needs apiVersion, kind and metadata.name)", hint=HINT)
             objects.append(obj)
     if not any(o["kind"] in WORKLOAD_KINDS for o in objects):
         kinds = ", ".join(sorted({o["kind"] for o in objects})) or "nothing"
-        raise NotAManifest(f"{source} holds no Pod, ResourceClaim or ResourceClaimTemplate (found: {kinds})")
+        raise NotAManifest(f"{source} holds no Pod, ResourceClaim or ResourceClaimTemplate (found: {kinds})", hint=HINT)
     return objects
 
 
@@ -51,4 +48,4 @@ def default_target(objects: Sequence[dict], source: str) -> tuple[str, str]:
         if len(found) > 1:
             raise NotAManifest(f"{source} holds {len(found)} {kind}s ({', '.join(found)}): say which one",
                                hint=f"name it, e.g. {SHORT[kind]}/{found[0]}")
-    raise NotAManifest(f"{source} holds no Pod, ResourceClaim or ResourceClaimTemplate")
+    raise NotAManifest(f"{source} holds no Pod, ResourceClaim or ResourceClaimTemplate", hint=HINT)

@@ -15,15 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from drawb.errors import PROG, DrawbError
+from drawb.plan.errors import ObjectNotFound
 
 Find = Callable[[str, str, str], "dict | None"]
 KINDS = {"pod": "Pod", "claim": "ResourceClaim", "resourceclaim": "ResourceClaim", "template": "ResourceClaimTemplate",
          "resourceclaimtemplate": "ResourceClaimTemplate"}
 SHORT = {"Pod": "pod", "ResourceClaim": "claim", "ResourceClaimTemplate": "template"}
-
-
-class ObjectNotFound(DrawbError):
-    """The pod, claim or template asked about (or one a pod names) does not exist."""
 
 
 class OtherNamespace(DrawbError):
