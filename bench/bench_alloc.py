@@ -14,9 +14,10 @@ Both sides report the median of `--runs` rounds of at least 0.2 s each; the rati
 
 The whole decision (the simulated scheduler's): `synthetic(--nodes, 8)` with every GPU of the first
 half of the nodes (in name order, the order nodes are tried) allocated, so the first feasible node is
-in the middle; `drawb.cluster.sim.scheduler.schedule` runs its node filters and one
-`drawb.alloc.Allocator` per decision (made from all slices and allocated claims, as the scheduler's
-PreFilter; then `.allocate(node)` per node) until a node fits. Median of `--runs`. Beside it, the real scheduler on the local control plane at
+in the middle; `drawb.cluster.sim.scheduler.schedule` makes one `PlanState` per decision (from all
+slices and allocated claims, as the scheduler's PreFilter) and walks the nodes through its filters,
+alike nodes allocated once (`drawb.alloc.verdicts`), until a node fits. Median of `--runs`. Beside
+it, the real scheduler on the local control plane at
 `--real-nodes` nodes (kwok, the same synthetic cluster and the same half allocated through claims
 whose status holds the allocation): the time from creating the pod (its claim exists already) to
 the pod's binding (`spec.nodeName` set), median of `--runs` pods, each deleted before the next.
@@ -169,18 +170,20 @@ def bench_pod(name: str, claim_name: str) -> dict:
 
 def sim_decision(pod: dict, pod_claims: list[dict], nodes: list[dict], slices: list[dict], classes: list[dict],
                  allocated: list[dict]):
-    """The simulated scheduler's decision (``drawb.cluster.sim.scheduler.schedule``): nodes in order
-    through its filters, one ``drawb.alloc.Allocator`` made for the attempt (the PreFilter) and asked
-    node by node (the Filter) until one fits."""
-    from drawb.alloc import Allocator
+    """The simulated scheduler's decision (``drawb.cluster.sim.scheduler.schedule``): one ``PlanState``
+    made for the attempt (the PreFilter), then nodes in order through its filters, alike nodes
+    allocated once (``drawb.alloc.verdicts``), until one fits."""
+    from drawb import versions
+    from drawb.alloc.view import PlanState
     from drawb.cluster.sim.scheduler import schedule
 
     names = {c["metadata"]["name"] for c in classes}
 
-    def prepare(claims: list[dict]):
-        return Allocator(claims, slices=slices, classes=classes, allocated=allocated).allocate
+    def snapshot() -> PlanState:
+        return PlanState(nodes=nodes, slices=slices, classes=classes, claims=[*allocated, *pod_claims],
+                         kubernetes_version=versions.DEFAULT, feature_gates=None)
 
-    return schedule(pod, pod_claims, nodes, len(nodes), prepare, names.__contains__)
+    return schedule(pod, pod_claims, nodes, snapshot, names.__contains__)
 
 
 def decision(node_count: int, runs: int) -> list[dict]:
