@@ -10,7 +10,8 @@ def load_ipython_extension(ipython) -> None:
     DRAMagics.dra.__doc__ = reference_doc()
     ipython.register_magics(DRAMagics(shell=ipython))
     html = ipython.display_formatter.formatters["text/html"]
-    html.for_type_by_name("pandas", "DataFrame", simulated_frame_html)  # pandas stays unimported
+    for module in ("pandas", "pandas.core.frame"):  # DataFrame.__module__ in pandas 3, in pandas 2
+        html.for_type_by_name(module, "DataFrame", simulated_frame_html)  # pandas stays unimported
 
 
 def unload_ipython_extension(ipython) -> None:

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pandas.api.internals import create_dataframe_from_blocks
 
 from drawb.inventory._frame import (
     Allocations,
@@ -46,6 +45,12 @@ from drawb.inventory.schema import (
     capacity_value_column,
     is_capacity_column,
 )
+
+# pandas 3 always copies on write, and takes blocks as they are (pandas.api.internals). pandas 2.2 and 2.3 (no
+# copy-on-write by default, no pandas.api.internals) build the frame from the columns and hand out deep copies.
+PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
+if PANDAS_3:
+    from pandas.api.internals import create_dataframe_from_blocks
 
 _MAX_CHUNKS = 16
 
@@ -87,11 +92,11 @@ class DeviceInventory:
 
     @property
     def frame(self) -> pd.DataFrame:
-        """The current device frame; changing the returned frame copies it (copy-on-write) and leaves
-        the inventory alone."""
+        """The current device frame; changing the returned frame copies it (copy-on-write; a deep copy
+        before pandas 3) and leaves the inventory alone."""
         if self._frame is None:
             self._frame = self._make_frame()
-        return self._frame.copy(deep=False)
+        return self._frame.copy(deep=not PANDAS_3)
 
     def slices(self) -> list[dict]:
         """The ResourceSlices held now, in frame order."""
@@ -393,12 +398,15 @@ class DeviceInventory:
 
 
 def _frame_of(arrays: dict[str, Any]) -> pd.DataFrame:
-    """A DataFrame over already typed, equally long arrays: one block per column, nothing copied or inferred."""
+    """A DataFrame over already typed, equally long arrays: one block per column, nothing copied or inferred
+    (before pandas 3: built from the columns)."""
+    index = pd.RangeIndex(len(arrays["device"]))
+    if not PANDAS_3:
+        return pd.DataFrame(arrays, index=index)
     blocks = [
         (a.reshape(1, -1) if isinstance(a, np.ndarray) else a, np.array([i]))
         for i, a in enumerate(arrays.values())
     ]
-    index = pd.RangeIndex(len(arrays["device"]))
     return create_dataframe_from_blocks(blocks, index=index, columns=pd.Index(list(arrays)))
 
 
