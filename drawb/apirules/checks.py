@@ -3,7 +3,8 @@ advice about the same objects.
 
 Findings the server refuses the object for carry ``refused_by_server``: pod claim names and container
 claims agree, constraint and config request names exist, requests use the ``exactly:`` nesting of v1 (a
-served v1beta1 document its own flat requests), selectors compile, the v1 limits hold. The rest is drawb's:
+served v1beta1 document its own flat requests and
+``basic:`` devices), selectors compile, the v1 limits hold. The rest is drawb's:
 DeviceClasses and namespaces the connected cluster lacks, gates a field needs, NVIDIA opaque configs.
 """
 
@@ -170,9 +171,11 @@ class _Checker:
                 if name in names:
                     self.refuse(f"{path}.name", f"device name {name!r} is used twice in the slice")
                 names.add(name)
+            if self.v1beta1 and isinstance(device.get("basic"), Mapping):  # v1beta1 wraps a device's fields
+                device, path = device["basic"], f"{path}.basic"
             total = len(device.get("attributes") or {}) + len(device.get("capacity") or {})
             if total > MAX_ATTRIBUTES_AND_CAPACITIES:
-                self.refuse(path, f"{total} attributes and capacities: resource.k8s.io/v1 allows at most "
+                self.refuse(path, f"{total} attributes and capacities: resource.k8s.io allows at most "
                             f"{MAX_ATTRIBUTES_AND_CAPACITIES} per device")
             if device.get("bindingConditions") and not device.get("bindingFailureConditions"):
                 self.refuse(f"{path}.bindingFailureConditions", "bindingFailureConditions are required to use "

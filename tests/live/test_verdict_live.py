@@ -15,10 +15,12 @@ import uuid
 from dataclasses import dataclass
 
 import pytest
+import yaml
 
 from drawb.cluster.kube import KubeCluster
 from drawb.cluster.protocol import KINDS, ClusterError
 from drawb.render import validate_documents
+from tests.conftest import DATA
 from tests.live.corpus_run import simulated_twin
 
 pytestmark = pytest.mark.live
@@ -38,6 +40,16 @@ def claim(api_version: str = "resource.k8s.io/v1", device_class: str = "gpu.nvid
 def device_class(api_version: str) -> dict:
     return {"apiVersion": api_version, "kind": "DeviceClass", "metadata": {"name": f"verdict-{uuid.uuid4().hex[:6]}"},
             "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}}
+
+
+def legacy_slice(extra_attributes: int = 0) -> dict:
+    """The NVIDIA driver's v25.3 slice (resource.k8s.io/v1beta1, devices under ``basic:``), renamed."""
+    text = (DATA / "fixtures" / "resourceslices-legacy-v25.3-v1beta1.yaml").read_text()
+    doc = copy.deepcopy(yaml.safe_load(text)["items"][0])
+    doc["metadata"] = {"name": f"verdict-{uuid.uuid4().hex[:6]}"}
+    doc["spec"]["pool"]["name"] = doc["metadata"]["name"]
+    doc["spec"]["devices"][0]["basic"]["attributes"].update({f"extra{i}": {"int": i} for i in range(extra_attributes)})
+    return doc
 
 
 @dataclass
@@ -68,6 +80,9 @@ DEFAULTS = [
 BETA1_SERVED = [
     Case("v1beta1-claim", claim("resource.k8s.io/v1beta1", nested=False), "accept", ""),
     Case("v1beta1-class", device_class("resource.k8s.io/v1beta1"), "accept", ""),
+    Case("v1beta1-slice", legacy_slice(), "accept", ""),
+    Case("v1beta1-slice-too-many-attributes", legacy_slice(32), 422,
+         "attributes and capacities: resource.k8s.io allows at most 32 per device"),
     # server-side apply answers a field its schema lacks with 500 ("failed to create typed patch object")
     Case("v1beta1-claim-nested-as-v1", claim("resource.k8s.io/v1beta1"), 500, "unknown field(s) 'exactly'"),
     Case("v1beta2-class", device_class("resource.k8s.io/v1beta2"), 404,

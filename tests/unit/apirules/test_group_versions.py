@@ -69,6 +69,15 @@ def test_a_v1beta1_document_on_a_cluster_that_serves_v1beta1_is_judged_by_v1beta
                for e in errors([both], cluster=Cluster(["v1", "v1beta1"])))
 
 
+def test_a_v1beta1_slice_is_checked_inside_its_basic_devices():
+    legacy = yaml.safe_load((DATA / "fixtures" / "resourceslices-legacy-v25.3-v1beta1.yaml").read_text())["items"]
+    assert errors(legacy, cluster=Cluster(["v1", "v1beta1"])) == []
+    crowded = copy.deepcopy(legacy[0])
+    crowded["spec"]["devices"][0]["basic"]["attributes"].update({f"extra{i}": {"int": i} for i in range(32)})
+    [refused] = errors([crowded], cluster=Cluster(["v1", "v1beta1"]))
+    assert "spec.devices[0].basic:" in refused and "attributes and capacities: resource.k8s.io allows at most 32" in refused
+
+
 def test_a_cluster_that_serves_v1_alone_refuses_v1beta1_and_says_what_it_serves():
     [refused] = errors([BETA1[0]], cluster=Cluster(["v1"]))
     assert refused.endswith("apiVersion: resource.k8s.io/v1beta1 is not served by the connected cluster (it serves "

@@ -285,7 +285,7 @@ def _slice(devices: list[dict], **spec) -> dict:
 @pytest.mark.parametrize(("doc", "fragment"), [
     (_slice([{"name": f"gpu-{i}"} for i in range(129)]), "129 devices: resource.k8s.io/v1 allows at most 128"),
     (_slice([{"name": "gpu-0", "attributes": {f"a{i}": {"int": i} for i in range(33)}}]),
-     "33 attributes and capacities: resource.k8s.io/v1 allows at most 32 per device"),
+     "33 attributes and capacities: resource.k8s.io allows at most 32 per device"),
     (_slice([{"name": "gpu-0"}, {"name": "gpu-0"}]), "device name 'gpu-0' is used twice"),
     (_slice([{"name": "gpu-0"}], allNodes=True), "exactly one of nodeName, nodeSelector, allNodes"),
     (_slice([{"name": "gpu-0", "bindingConditions": ["ready"]}]), "bindingFailureConditions are required"),
