@@ -33,7 +33,12 @@ class Session:
     target: str | None = option(None, "where a plain `connect` goes: simulated, in-cluster (the pod's service "
                                 f"account) or kubeconfig (its current context); default ${TARGET_ENV}, else simulated")
     snapshot: str | None = option(None, "a snapshot file (`snapshot save`) to replay in the simulated cluster")
-    kubernetes_version: str = option(versions.DEFAULT, "Kubernetes version whose rules drawb checks against")
+    kubernetes_version: str | None = option(None, "Kubernetes version the simulated cluster runs (e.g. 1.36; default: "
+                                            "its scenario's, else " + versions.DEFAULT + ") and whose rules drawb checks "
+                                            "against without a cluster (a snapshot replays its own)")
+    feature_gates: str | None = option(None, "DRA feature gates of the simulated cluster, e.g. "
+                                       "DRAExtendedResource=true,DRADeviceTaints=true (default: its scenario's, else "
+                                       "the version's defaults; a snapshot replays its own)")
     template_dir: str | None = option(None, "a folder of your own manifest templates")
     progress_bar: str = option("auto", "a progress bar on stderr when validate or apply runs over 2 s: auto (in a "
                                "terminal or a notebook), always, or never")
@@ -84,10 +89,13 @@ class Session:
         snapshot: str | None = None,
         simulated: bool = False,
         in_cluster: bool = False,
+        kubernetes_version: str | None = None,
+        feature_gates: str | None = None,
     ) -> WatchableCluster:
-        """Open a cluster: the simulated one when ``simulated``, a ``scenario`` or a ``snapshot`` is given
-        (whatever the options say); the pod's service account when ``in_cluster``; else the options' kubeconfig
-        or context; else the ``target`` option's (simulated: the snapshot or scenario option's).
+        """Open a cluster: the simulated one when ``simulated``, a ``scenario``, a ``snapshot``, a
+        ``kubernetes_version`` or ``feature_gates`` (``Name=true,...``) is given (whatever the options say); the
+        pod's service account when ``in_cluster``; else the options' kubeconfig or context; else the ``target``
+        option's (simulated: the snapshot or scenario option's, at the version and gates options').
 
         A failure leaves the session disconnected, and later commands say so. The namespace option, left at
         its default, becomes the cluster's: a kubeconfig context's, or the pod's service account's.
@@ -97,9 +105,8 @@ class Session:
         self.close()
         self._failed = None
         self._take_namespace(None)
-        replay = snapshot or (None if scenario else self.snapshot)
-        if simulated or scenario or snapshot:
-            self._cluster = connect(scenario=scenario or self.scenario, snapshot=replay)
+        if simulated or scenario or snapshot or kubernetes_version or feature_gates is not None:
+            self._cluster = self._simulated(scenario, snapshot, kubernetes_version, feature_gates)
             return self._cluster
         explicit = bool(kubeconfig or context or in_cluster)
         target = "in-cluster" if in_cluster else self._target(kubeconfig or context)
@@ -110,13 +117,33 @@ class Session:
                 self._cluster = connect(kubeconfig=kubeconfig or self.kubeconfig, context=context or self.context,
                                         use_kubeconfig=True, timeouts=self.timeouts())
             else:
-                self._cluster = connect(scenario=self.scenario, snapshot=replay)
+                self._cluster = self._simulated(None, None, None, None)
         except NotConnected as exc:
             if explicit:  # an explicit connect; a configured one fails again on every use anyway
                 self._failed = exc
             raise
         self._take_namespace(getattr(self._cluster, "default_namespace", None))
         return self._cluster
+
+    def _simulated(self, scenario: str | None, snapshot: str | None, kubernetes_version: str | None,
+                   feature_gates: str | None) -> WatchableCluster:
+        """The simulated cluster: the snapshot replayed (the version and gates given here are refused with it;
+        the options' are not its own), else the scenario at the version and gates given, else the options'."""
+        from drawb.cluster.connect import connect
+
+        replay = snapshot or (None if scenario else self.snapshot)
+        if not replay:
+            kubernetes_version = kubernetes_version or self.kubernetes_version
+            feature_gates = self.feature_gates if feature_gates is None else feature_gates
+        gates = None if feature_gates is None else versions.parse_feature_gates(feature_gates)
+        return connect(scenario=scenario or self.scenario, snapshot=replay, kubernetes_version=kubernetes_version,
+                       feature_gates=gates)
+
+    @property
+    def rules_version(self) -> str:
+        """The Kubernetes version whose rules apply without a cluster: the kubernetes_version option, else
+        drawb's default."""
+        return self.kubernetes_version or versions.DEFAULT
 
     def settle_namespace(self) -> None:
         """Before a command: the namespace option, left at its default, becomes the namespace of the cluster the

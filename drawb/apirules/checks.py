@@ -173,6 +173,9 @@ class _Checker:
                 names.add(name)
             if self.v1beta1 and isinstance(device.get("basic"), Mapping):  # v1beta1 wraps a device's fields
                 device, path = device["basic"], f"{path}.basic"
+            for key, attribute in (device.get("attributes") or {}).items():
+                if isinstance(attribute, Mapping) and len(attribute) != 1:  # one of bool, int, string, version, ...
+                    self.refuse(f"{path}.attributes[{key}]", "exactly one value must be specified")
             total = len(device.get("attributes") or {}) + len(device.get("capacity") or {})
             if total > MAX_ATTRIBUTES_AND_CAPACITIES:
                 self.refuse(path, f"{total} attributes and capacities: resource.k8s.io allows at most "

@@ -3,6 +3,7 @@ service account, or a snapshot of a real one replayed in the simulated cluster."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,11 +19,14 @@ if TYPE_CHECKING:
 def connect(
     *, kubeconfig: str | None = None, context: str | None = None, scenario: str | None = None,
     snapshot: str | None = None, in_cluster: bool = False, use_kubeconfig: bool = False,
-    timeouts: Timeouts | None = None,
+    timeouts: Timeouts | None = None, kubernetes_version: str | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> WatchableCluster:
     """The pod's own cluster when ``in_cluster``, a real cluster when a kubeconfig or context is named (or
     ``use_kubeconfig``: the current context of ``$KUBECONFIG`` or ``~/.kube/config``), its requests bounded
-    by ``timeouts``; the replayed ``snapshot`` file when one is named, else the simulated ``scenario``.
+    by ``timeouts``; the replayed ``snapshot`` file when one is named, else the simulated ``scenario`` at
+    ``kubernetes_version`` with ``feature_gates`` (those two only for the simulated scenario: a real cluster
+    and a snapshot have their own).
 
     A NotConnected error carries ``server``: the API server's URL, or where the settings were read when
     no server was reached.
@@ -30,6 +34,12 @@ def connect(
     if snapshot and (kubeconfig or context or in_cluster):
         raise UsageError("--snapshot replays a saved cluster offline; it cannot go with --kubeconfig, --context or "
                          "--in-cluster", hint="name either a snapshot file or a real cluster")
+    if (kubernetes_version or feature_gates is not None) and (snapshot or kubeconfig or context or in_cluster
+                                                             or use_kubeconfig):
+        raise UsageError("--kubernetes-version and --feature-gates choose what the simulated cluster runs; a "
+                         + ("snapshot replays the version and gates it was saved with" if snapshot
+                            else "real cluster runs its own"),
+                         hint="leave them out, or connect to the simulated cluster (--scenario)")
     if in_cluster and (kubeconfig or context):
         raise UsageError("--in-cluster uses the pod's service account; it cannot go with --kubeconfig or --context",
                          hint="choose one way to reach the cluster")
@@ -59,7 +69,7 @@ def connect(
         return replay(snapshot)
     from drawb.cluster.sim.cluster import SimCluster
 
-    return SimCluster(scenario or "default")
+    return SimCluster(scenario or "default", kubernetes_version=kubernetes_version, feature_gates=feature_gates)
 
 
 @dataclass(frozen=True)

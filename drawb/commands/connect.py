@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from drawb import versions
 from drawb.commands.registry import arg, command, find, reference
 from drawb.errors import UsageError
 from drawb.session import Session
@@ -16,14 +17,16 @@ class Connected:
     """What ``%dra connect`` reports: which cluster, which version, and the real clusters within reach when it
     chose the simulated one by default."""
 
-    def __init__(self, description: str, version: str, found: list[tuple[str, str]] = ()):
-        self.description, self.version, self.found = description, version, list(found)
+    def __init__(self, description: str, version: str, found: list[tuple[str, str]] = (), gates: str = ""):
+        self.description, self.version, self.found, self.gates = description, version, list(found), gates
 
     def _found_lines(self) -> list[str]:
         return [f"  {what}: {how}" for what, how in self.found]
 
     def __repr__(self) -> str:
         text = f"Connected to {self.description}, Kubernetes {self.version}"
+        if self.gates:
+            text += f"\nFeature gates: {self.gates}"
         if self.found:
             text += "\nReal clusters found (connect to one with its option):\n" + "\n".join(self._found_lines())
         return text
@@ -32,6 +35,8 @@ class Connected:
         from html import escape
 
         html = f"<b>Connected</b> to {escape(self.description)}, Kubernetes <code>{escape(self.version)}</code>"
+        if self.gates:
+            html += f"<br>Feature gates: {escape(self.gates)}"
         if self.found:
             items = "".join(f"<li>{escape(what)}: <code>{escape(how)}</code></li>" for what, how in self.found)
             html += f"<br>Real clusters found (connect to one with its option):<ul>{items}</ul>"
@@ -49,23 +54,43 @@ class Connected:
     arg("--snapshot", help="replay a snapshot file (`snapshot save`, `snapshot from-files`) in the simulated cluster"),
     arg("--simulated", action="store_true",
         help="the simulated cluster (the scenario option's), whatever the kubeconfig, context and target options say"),
+    arg("--kubernetes-version", dest="version",
+        help=f"the Kubernetes version the simulated cluster runs: {', '.join(versions.known())} (or a full release, "
+             "e.g. v1.36.1; default: the scenario's, else the kubernetes_version option's)"),
+    arg("--feature-gates", dest="gates", metavar="NAME=BOOL,...",
+        help="DRA feature gates of the simulated cluster, e.g. DRAExtendedResource=true,DRADeviceTaints=true "
+             "(default: the scenario's, else the version's defaults)"),
 )
 def connect(session: Session, args, cell) -> Connected:
-    if (args.simulated or args.scenario) and (args.kubeconfig or args.context or args.in_cluster):
-        raise UsageError("--simulated and --scenario choose the simulated cluster; --kubeconfig, --context and "
+    simulated_only = [flag for flag, given in (("--simulated", args.simulated), ("--scenario", args.scenario),
+                                               ("--kubernetes-version", args.version),
+                                               ("--feature-gates", args.gates is not None)) if given]
+    if simulated_only and (args.kubeconfig or args.context or args.in_cluster):
+        raise UsageError(f"{', '.join(simulated_only)} {'chooses' if len(simulated_only) == 1 else 'choose'} the "
+                         "simulated cluster; --kubeconfig, --context and "
                          "--in-cluster a real one", hint="give one kind")
     if args.in_cluster and (args.kubeconfig or args.context):
         raise UsageError("--in-cluster uses the pod's service account; --kubeconfig and --context a kubeconfig",
                          hint="give one way to reach the cluster")
     cluster = session.connect(kubeconfig=args.kubeconfig, context=args.context, scenario=args.scenario,
-                              snapshot=args.snapshot, simulated=args.simulated, in_cluster=args.in_cluster)
-    plain = not any((args.kubeconfig, args.context, args.in_cluster, args.scenario, args.snapshot, args.simulated))
+                              snapshot=args.snapshot, simulated=args.simulated, in_cluster=args.in_cluster,
+                              kubernetes_version=args.version, feature_gates=args.gates)
+    plain = not any((args.kubeconfig, args.context, args.in_cluster, args.snapshot, *simulated_only))
     found = []
     if plain and getattr(cluster, "simulated", False):
         from drawb.cluster.connect import found_clusters
 
         found = [(f.what, _how(session.prog, f.option)) for f in found_clusters(session.kubeconfig)]
-    return Connected(cluster.description, cluster.server_version(), found)
+    return Connected(cluster.description, cluster.server_version(), found, _gates_line(cluster))
+
+
+def _gates_line(cluster) -> str:
+    """The simulated cluster's DRA gates set away from its minor's defaults (a real cluster's are not shown)."""
+    if not getattr(cluster, "simulated", False):
+        return ""
+    rules, gates = cluster.rules, cluster.feature_gates
+    changed = [f"{name}={str(on).lower()}" for name, on in sorted(gates.items()) if on != rules.gates[name].default]
+    return (", ".join(changed) + f" (the rest: {rules.minor}'s defaults)") if changed else f"{rules.minor}'s defaults"
 
 
 def _how(prog: str, option: str) -> str:

@@ -55,7 +55,7 @@ def _check(session: Session, sources: list[rendering.Source], offline: bool, ver
     from drawb import render as rendering
 
     if offline:
-        target_version = version or session.kubernetes_version
+        target_version = version or session.rules_version
         report = rendering.check_sources(sources, kubernetes_version=target_version,
                                          target=f"Kubernetes {target_version} rules (no cluster)", progress=progress)
     else:

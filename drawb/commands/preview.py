@@ -116,7 +116,7 @@ def plan_state(session: Session) -> tuple[PlanState, str, bool]:
 
     cluster = session.cluster
     version = cluster.server_version()
-    target = scheduler_target(cluster, session.kubernetes_version)
+    target = scheduler_target(cluster, session.rules_version)
     state = PlanState(nodes=cluster.list("Node"), slices=cluster.list("ResourceSlice"),
                       classes=cluster.list("DeviceClass"), claims=cluster.list("ResourceClaim"),
                       kubernetes_version=target.kubernetes_version, feature_gates=target.feature_gates)

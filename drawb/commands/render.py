@@ -143,7 +143,7 @@ def render(session: Session, args, cell) -> object:
         values,
         namespace=args.namespace or session.namespace,
         cluster=cluster,
-        kubernetes_version=None if cluster is not None else session.kubernetes_version,
+        kubernetes_version=None if cluster is not None else session.rules_version,
         template_dirs=_dirs(session),
     )
     if args.out:

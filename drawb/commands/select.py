@@ -36,7 +36,7 @@ def _gates(values: list[str] | None) -> dict[str, bool] | None:
     "Preview a CEL device selector: matching devices, per-device errors, or the API server's compile error.",
     arg("expression", nargs="*", help="the CEL expression: the rest of the line, as written (or the cell's text)"),
     arg("--class", dest="device_class", help="run this DeviceClass's selectors first, as the scheduler does"),
-    arg("--kubernetes-version", dest="version", help="the version whose CEL rules apply (default: the session's)"),
+    arg("--kubernetes-version", dest="version", help="the version whose CEL rules apply (default: the connected cluster's)"),
     arg("--gate", action="append", metavar="NAME=BOOL", help="a feature gate, e.g. DRAListTypeAttributes=true"),
     cell="the CEL expression",
     raw_rest="expression",
@@ -75,15 +75,17 @@ def select_devices(
     from drawb.cel.env import UnsupportedEnvironment
     from drawb.cel.frames import UnknownDeviceClass
     from drawb.cel.vector import IncompleteFrame
+    from drawb.plan.target import scheduler_target
 
     classes = session.cluster.list("DeviceClass") if class_name else []
+    version = kubernetes_version or scheduler_target(session.cluster, session.rules_version).kubernetes_version
     try:
         return preview(
             frame,
             expression,
             device_classes=classes,
             class_name=class_name,
-            kubernetes_version=kubernetes_version or session.kubernetes_version,
+            kubernetes_version=version,
             feature_gates=feature_gates,
         )
     except (UnknownDeviceClass, UnsupportedEnvironment, IncompleteFrame) as exc:

@@ -89,7 +89,7 @@ def read_state(session: Session, namespace: str | None = None):
     from drawb.plan.target import scheduler_target
 
     cluster = session.cluster
-    target = scheduler_target(cluster, session.kubernetes_version)
+    target = scheduler_target(cluster, session.rules_version)
     return ClusterState(
         pods=cluster.list("Pod"), claims=cluster.list("ResourceClaim"), slices=cluster.list("ResourceSlice"),
         classes=cluster.list("DeviceClass"), nodes=cluster.list("Node"),

@@ -89,7 +89,7 @@ def diagnose(cluster: Cluster, *, namespace: str = "default", live: bool = False
     report = Report(cluster=cluster.description, server_version=version, simulated=simulated)
     rules = check_version(report, version)
     versions = cluster.group_versions("resource.k8s.io")
-    if check_api(report, versions):
+    if check_api(report, versions, rules):
         snapshot = _snapshot(cluster, namespace)
         _report_refused(report, snapshot.refused)
         readable = _readable(snapshot.refused)

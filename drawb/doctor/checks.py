@@ -67,8 +67,8 @@ def check_version(report: Report, version: str) -> Rules | None:
     return rules
 
 
-def check_api(report: Report, versions: list[str]) -> bool:
-    """``resource.k8s.io/v1`` served, and which beta versions are served beside it."""
+def check_api(report: Report, versions: list[str], rules: Rules | None) -> bool:
+    """``resource.k8s.io/v1`` served, and which beta versions are served beside it (``rules``: the server's minor)."""
     betas = [v for v in versions if v != "v1"]
     if "v1" not in versions:
         served = f"serves only {', '.join(versions)}" if versions else "serves no version of resource.k8s.io"
@@ -76,7 +76,8 @@ def check_api(report: Report, versions: list[str]) -> bool:
                    "Kubernetes 1.34+ serves resource.k8s.io/v1 by default; if it was turned off, remove "
                    "resource.k8s.io/v1=false from kube-apiserver's --runtime-config")
         return False
-    also = f"; also served: {', '.join(betas)}" if betas else "; no beta version is served (the 1.34 default)"
+    default = f"the {rules.minor} default" if rules else "the default"
+    also = f"; also served: {', '.join(betas)}" if betas else f"; no beta version is served ({default})"
     report.add("resource.k8s.io API", PASS, "resource.k8s.io/v1 is served" + also)
     return True
 

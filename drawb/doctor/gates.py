@@ -77,7 +77,29 @@ def check_gates(report: Report, cluster: Cluster, namespace: str, rules: Rules |
     """Probe every DRA gate; the outcomes by gate name."""
     outcomes = {}
     for probe in PROBES:
+        if rules is not None and probe.gate not in rules.gates:
+            continue  # the minor lacks the gate, and its API server the probe's fields
         outcomes[probe.gate] = run_probe(cluster, probe, namespace)
         gate_check(report, probe, outcomes[probe.gate], rules, metric)
     device_status_check(report, outcomes.get("DRADeviceBindingConditions"), rules, metric)
+    for gate in sorted(set(rules.gates if rules is not None else ()) - set(outcomes) - {DEVICE_STATUS_GATE}):
+        metric_check(report, gate, rules, metric)
     return outcomes
+
+
+def metric_check(report: Report, gate: str, rules: Rules, metric: dict[str, bool] | None) -> None:
+    """A gate of the minor that no dry-run probe shows: its value by the API server's metric, when readable."""
+    if not metric or gate not in metric:
+        return
+    spec = rules.gates[gate]
+    others = [c for c in spec.components if c != "kube-apiserver"]
+    evidence = (f"{'on' if metric[gate] else 'off'} in the API server by its own metric{_metric(metric, gate)}; no "
+                f"dry-run create shows it ({_expected(gate, rules)})")
+    if metric[gate]:
+        their = "its" if len(others) == 1 else "their"
+        report.add(gate, PASS, evidence,
+                   f"{', '.join(others)} must have it too: check {their} --feature-gates or /metrics" if others else "")
+    else:
+        alpha = " (alpha: for test clusters)" if spec.stage == "alpha" else ""
+        report.add(gate, WARN, evidence,
+                   f"set --feature-gates={gate}=true on {', '.join(('kube-apiserver', *others))}{alpha}")

@@ -131,7 +131,7 @@ class ClaimBuilder(widgets.VBox):
         from drawb import render as rendering
 
         dirs = [session.template_dir] if session.template_dir else []
-        rendered = rendering.render(name, values or {}, kubernetes_version=session.kubernetes_version, template_dirs=dirs)
+        rendered = rendering.render(name, values or {}, kubernetes_version=session.rules_version, template_dirs=dirs)
         return cls.from_documents(session, rendered.documents, **kwargs)
 
     @classmethod

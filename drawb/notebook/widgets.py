@@ -155,7 +155,7 @@ class SelectorBuilder(widgets.VBox):
             self.expression,
             device_classes=self._classes,
             class_name=self.device_class or None,
-            kubernetes_version=self._session.kubernetes_version,
+            kubernetes_version=self._session.rules_version,
         )
         self._result = result
         error = None if result.compile_error is None else str(result.compile_error)

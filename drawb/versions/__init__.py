@@ -4,11 +4,13 @@
 default and lock (and which components read it, which fields it guards), the ``resource.k8s.io``
 versions a default API server serves, named behaviours (``has``), the allocator implementation the
 gates select, and the release whose facts these are. Every other module asks it; none compares
-minors itself. ``parse`` is the one parser for version strings.
+minors itself. ``parse`` is the one parser for version strings, ``parse_feature_gates`` for
+``--feature-gates`` values.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import warnings
 from collections.abc import Mapping
@@ -17,13 +19,14 @@ from dataclasses import dataclass, field
 from drawb.errors import DrawbError
 from drawb.versions import allocator
 from drawb.versions.facts import AVAILABLE, BEHAVIOURS, RELEASES, SERVED
+from drawb.versions.flags import MalformedFeatureGates, parse_feature_gates
 from drawb.versions.gates import Gate, gates_of
 from drawb.versions.parse import NotAKubernetesVersion, Version, parse
 
 __all__ = [
-    "DEFAULT", "Gate", "LockedFeatureGate", "NewerKubernetesVersion", "NotAKubernetesVersion", "Rules",
-    "UnknownFeatureGate", "UnsupportedKubernetesVersion", "Version", "is_dra_gate", "known", "known_rules", "newest",
-    "parse", "rules", "rules_minor",
+    "DEFAULT", "Gate", "LockedFeatureGate", "MalformedFeatureGates", "NewerKubernetesVersion", "NotAKubernetesVersion",
+    "Rules", "UnknownFeatureGate", "UnsupportedKubernetesVersion", "Version", "is_dra_gate", "known", "known_rules",
+    "newest", "parse", "parse_feature_gates", "rules", "rules_minor",
 ]
 
 _MINORS = tuple(sorted(RELEASES))
@@ -96,9 +99,8 @@ class Rules:
             gate = self.gates.get(name)
             if gate is None:
                 if is_dra_gate(name):
-                    raise UnknownFeatureGate(
-                        f"feature gate {name!r} does not exist in Kubernetes {self.minor}",
-                        hint=f"its DRA gates are {', '.join(sorted(self.gates))}")
+                    raise UnknownFeatureGate(f"feature gate {name!r} does not exist in Kubernetes {self.minor}",
+                                             hint=self._missing_gate_hint(name))
                 continue
             if enforce_locks and gate.locked and bool(value) != gate.default:
                 raise LockedFeatureGate(
@@ -107,6 +109,17 @@ class Rules:
                     hint=f"remove {name} from the feature gates")
             values[name] = bool(value)
         return values
+
+    def _missing_gate_hint(self, name: str) -> str:
+        """What to write instead of a DRA gate this minor lacks: the version that has it, or the spelling."""
+        having = [minor for minor in known() if name in _rules_of(int(minor.split(".")[1])).gates]
+        if having:
+            where = f"{having[0]} and later" if having[-1] == newest() else f"{having[0]} to {having[-1]}"
+            fix = f"{name} is in Kubernetes {where}: choose such a version, or leave the gate out"
+        else:
+            close = difflib.get_close_matches(name, sorted(self.gates), n=1)
+            fix = f"did you mean {close[0]}?" if close else f"no Kubernetes version drawb knows has {name}"
+        return f"{fix} ({self.minor}'s DRA gates: {', '.join(sorted(self.gates))})"
 
     def allocator_features(self, gate_values: Mapping[str, bool]) -> frozenset[str]:
         """The scheduler's allocator features for these gate values."""

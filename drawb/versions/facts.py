@@ -30,6 +30,8 @@ BEHAVIOURS: dict[str, int] = {
     "api.counter_sets_in_own_slices": 35,
     # The API server drops distinctAttribute with DRAConsumableCapacity off (1.34 keeps it).
     "api.distinct_attribute_gated": 35,
+    # The API server drops requests' tolerations with DRADeviceTaints off (1.34 keeps them).
+    "api.tolerations_gated": 35,
     # DeviceTaintRule is served in resource.k8s.io/v1.
     "api.device_taint_rule_v1": 37,
     # The allocator sorts pools and slices by name before it searches (deterministic order).

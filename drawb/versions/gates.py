@@ -99,8 +99,9 @@ HISTORIES: dict[str, _History] = {
     "DRAFractionalCapacityRange": _History(_specs("37 beta on"), (SCHEDULER,)),
     "DRAOptionalNodeOperations": _History(
         _specs("37 alpha"), (APISERVER, SCHEDULER, KUBELET), ("ResourceSlice spec.skipNodeOperations",)),
-    "DRADerivedAttributes": _History(_specs("37 alpha"), (APISERVER, SCHEDULER)),
-    "DRADeviceCompatibilityGroups": _History(_specs("37 alpha"), (APISERVER, SCHEDULER)),
+    "DRADerivedAttributes": _History(_specs("37 alpha"), (APISERVER, SCHEDULER), ("requests' derivedAttributes",)),
+    "DRADeviceCompatibilityGroups": _History(
+        _specs("37 alpha"), (APISERVER, SCHEDULER), ("ResourceSlice spec.devices[].consumesCounters[].compatibilityGroups",)),
     "DRAPartitionableDevicesType": _History(_specs("37 alpha"), (APISERVER,), ("ResourceSlice partitionTypeAttribute",)),
 }  # fmt: skip
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import copy
 import gc
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
-from drawb import versions
 from drawb.collector import collector_paused
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
@@ -22,11 +21,12 @@ from drawb.cluster.protocol import (
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.clock import Clock, WallClock
 from drawb.cluster.sim.defaults import apply_defaults
-from drawb.cluster.sim.gates import drop_disabled_fields
+from drawb.cluster.sim.gates import GatedFields
 from drawb.cluster.sim.lifecycle import Lifecycle, keep_server_fields
 from drawb.cluster.sim.podlogs import pod_logs
 from drawb.cluster.sim.publish import stable_uuid
 from drawb.cluster.sim.scenarios import Scenario, build_scenario
+from drawb.cluster.sim.version import SimulatedVersion, simulated_version
 from drawb.cluster.sim.namespaces import (
     SEEDED_NAMESPACES,
     namespace_not_found,
@@ -36,8 +36,6 @@ from drawb.cluster.sim.namespaces import (
 from drawb.cluster.sim.validate import check_name, check_rules, check_schema
 from drawb.cluster.sim.watch import SimWatch
 from drawb.cluster.sim.workloads import demo_workloads
-
-SIM_VERSION = versions.rules(versions.DEFAULT).release  # the version a scenario that names none runs
 
 Key = tuple[str, str | None, str]
 
@@ -52,12 +50,18 @@ _FREEZE_AT = 10_000
 
 
 class SimCluster:
-    """An in-memory cluster loaded from a scenario; deterministic and offline."""
+    """An in-memory cluster loaded from a scenario; deterministic and offline.
 
-    def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True, clock: Clock | None = None):
+    ``kubernetes_version`` (``"1.36"``, ``"v1.36.1"``) replaces the scenario's version and ``feature_gates``
+    are set over the scenario's: the API server, scheduler and kubelets then run that version with those
+    gates (``drawb.cluster.sim.version``)."""
+
+    def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True, clock: Clock | None = None,
+                 kubernetes_version: str | None = None, feature_gates: Mapping[str, bool] | None = None):
         with collector_paused():  # the scenario and the store are many small dicts: no collections meanwhile
             self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
-            self._init_state(clock)
+            self._init_state(clock, simulated_version(kubernetes_version or self.scenario.server_version,
+                                                      {**self.scenario.feature_gates, **(feature_gates or {})}))
             head = [namespace_object(n) for n in SEEDED_NAMESPACES] + self.scenario.nodes
             tail = self.scenario.device_classes + self.scenario.objects
             if workloads and self.scenario.name == "default":
@@ -71,11 +75,12 @@ class SimCluster:
             if self._frozen:
                 gc.freeze()
 
-    def _init_state(self, clock: Clock | None) -> None:
+    def _init_state(self, clock: Clock | None, version: SimulatedVersion) -> None:
         self.description = f"simulated cluster '{self.scenario.name}'"
-        self.version = self.scenario.server_version or SIM_VERSION
-        rules = versions.rules(self.version)
-        self.feature_gates = rules.gate_values(self.scenario.feature_gates)
+        self.version = version.release
+        self.rules = rules = version.rules
+        self.feature_gates = version.gates
+        self.gated_fields = GatedFields(rules, version.gates)
         self.simulated = True  # front ends say so beside every answer that comes from it
         self._objects: dict[Key, dict] = {}
         self._by_kind: dict[str, dict[tuple[str, str], dict]] = {}  # kind -> (namespace or "", name) -> object
@@ -89,19 +94,21 @@ class SimCluster:
 
     def _seed(self, objects: list[dict], *, copy_first: bool, gated: bool = True) -> None:
         """Store a scenario's objects in one pass, as the API server would have them after creation (the
-        disabled gates' fields dropped, server fields set): the same result as storing them one by one,
-        without the per-object work nothing needs yet (no watch exists; one creation time for all).
+        disabled gates' fields dropped, server fields set, drawb's nodes' kubelets at the cluster's version):
+        the same result as storing them one by one, without the per-object work nothing needs yet (no watch
+        exists; one creation time for all).
         ``gated=False``: the objects are known to hold no feature-gated field (``Scenario.slices_as_built``)."""
         created = self.lifecycle.clock.timestamp(self.lifecycle.now)
-        gates = self.feature_gates
         self._order.clear()  # the kinds' sorted keys are made again on the next list
         for obj in objects:
             if copy_first:
                 obj = copy.deepcopy(obj)
             if gated:
-                drop_disabled_fields(obj, None, gates)
+                self.gated_fields.drop(obj)
             if obj.get("kind") == "Namespace":
                 set_namespace_defaults(obj)
+            elif obj.get("kind") == "Node" and self.scenario.simulated_kubelets:  # its kubelet runs our version
+                obj.setdefault("status", {}).setdefault("nodeInfo", {})["kubeletVersion"] = self.version
             self._put(obj, created)
 
     def _key(self, obj: dict) -> Key:
@@ -224,7 +231,7 @@ class SimCluster:
             )
         check_schema(obj, self.kubernetes_version)
         labelled = with_managed_label(copy.deepcopy(obj))
-        drop_disabled_fields(labelled, existing, self.feature_gates)
+        self.gated_fields.drop(labelled, existing)
         apply_defaults(labelled)
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         check_rules(labelled, self.kubernetes_version, lambda _name: labels)
@@ -263,7 +270,10 @@ class SimCluster:
         return {f"{k.api_version}/{k.plural}" for k in KINDS.values()}
 
     def group_versions(self, group: str) -> list[str]:
-        """The versions of API ``group`` the simulation serves (only those drawb's kinds use)."""
+        """The versions of API ``group`` the simulation serves: ``resource.k8s.io``'s are those its minor
+        serves by default; of the other groups, those drawb's kinds use."""
+        if group == "resource.k8s.io":
+            return sorted(self.rules.served)
         return sorted({k.api_version.rpartition("/")[2] for k in KINDS.values() if k.api_version.rpartition("/")[0] == group})
 
     def feature_gates_metric(self) -> dict[str, bool] | None:

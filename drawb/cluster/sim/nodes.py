@@ -1,11 +1,8 @@
-"""core/v1 Node objects for simulated GPU nodes."""
+"""core/v1 Node objects for simulated GPU nodes (the simulated cluster sets their kubelet version: its own)."""
 
 from __future__ import annotations
 
-from drawb import versions
 from drawb.cluster.sim.publish import GpuNode, stable_uuid
-
-KUBELET_VERSION = versions.rules(versions.DEFAULT).release
 
 
 def node_object(scenario: str, node: GpuNode) -> dict:
@@ -33,6 +30,6 @@ def gpu_node_object(scenario: str, name: str, product_name: str, extra_labels: d
             "capacity": dict(resources),
             "allocatable": dict(resources),
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
-            "nodeInfo": {"kubeletVersion": KUBELET_VERSION, "architecture": "amd64", "operatingSystem": "linux"},
+            "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux"},
         },
     }

@@ -36,6 +36,7 @@ def scenario(snapshot: Snapshot, name: str) -> Scenario:
         feature_gates={g: v for g, v in snapshot.feature_gates.items() if versions.is_dra_gate(g)},
         server_version=snapshot.server_version or f"v{snapshot.kubernetes_version}.0",
         objects=[o for kind in _SEEDED for o in objects.get(kind, [])],
+        simulated_kubelets=False,
     )
 
 

@@ -64,7 +64,7 @@ def test_simulated_and_scenario_reach_the_simulated_cluster_whatever_config_says
     assert "simulated cluster 'default'" in repr(shell.run("%dra connect --simulated"))
     assert "simulated cluster 'synthetic:2x3'" in repr(shell.run("%dra connect --scenario synthetic:2x3"))
     err = shell.fails(f"%dra connect --simulated --kubeconfig {kubeconfig}")
-    assert err.startswith("UsageError: --simulated and --scenario choose the simulated cluster")
+    assert err.startswith("UsageError: --simulated chooses the simulated cluster")
 
 
 def test_simulated_results_say_where_they_come_from(shell, capsys):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from drawb import versions
-from drawb.cluster.sim.gates import drop_disabled_fields
+from drawb.cluster.sim.gates import GatedFields
 
 DRA_GATES = versions.rules(versions.DEFAULT).field_gates  # the gates whose fields the API server drops
 
@@ -14,6 +14,10 @@ def default_gates(minor: int) -> dict[str, bool]:
     """The defaults of DRA_GATES in Kubernetes 1.<minor>."""
     rules = versions.rules(f"1.{minor}")
     return {gate: rules.gates[gate].default for gate in DRA_GATES}
+
+
+def drop_disabled_fields(new: dict, old: dict | None, gates: dict[str, bool], minor: str = versions.DEFAULT) -> None:
+    GatedFields(versions.rules(minor), gates).drop(new, old)
 
 
 OFF = dict.fromkeys(DRA_GATES, False)
@@ -73,7 +77,7 @@ def test_class_extended_resource_name_and_the_134_defaults():
 
 
 def test_slices_drawb_builds_hold_no_gated_field_so_seeding_skips_the_drop():
-    # SimCluster seeds a scenario's slices without drop_disabled_fields when Scenario.slices_as_built says
+    # SimCluster seeds a scenario's slices without dropping gated fields when Scenario.slices_as_built says
     # they come from drawb.gpu.driver; with every gate off nothing may be left to drop in them.
     from drawb.cluster.sim.scenarios import build_scenario
 
@@ -84,3 +88,64 @@ def test_slices_drawb_builds_hold_no_gated_field_so_seeding_skips_the_drop():
             dropped = copy.deepcopy(obj)
             drop_disabled_fields(dropped, None, OFF)
             assert dropped == obj, obj["metadata"]["name"]
+
+
+NEWEST = versions.rules(versions.newest())
+NEWEST_OFF = dict.fromkeys(NEWEST.gates, False)
+
+
+def newer_slice() -> dict:
+    """A slice with every field the gates added after the first known minor guard (as the newest minor names them)."""
+    return {"kind": "ResourceSlice", "metadata": {"name": "s"},
+            "spec": {"driver": "d", "nodeName": "n", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                     "partitionTypeAttribute": "d/type", "skipNodeOperations": ["Prepare"],
+                     "sharedCounters": [{"name": "c", "counters": {"m": {"value": "1"}}}],
+                     "devices": [{"name": "x", "attributes": {"cores": {"ints": [1, 2]}, "model": {"string": "h"}},
+                                  "nodeAllocatableResources": {"cpu": {"allocationMultiplier": "1"}},
+                                  "consumesCounters": [{"counterSet": "c", "counters": {}, "compatibilityGroups": ["a"]}]}]}}
+
+
+def test_the_newer_gates_fields_go_with_their_gate_off_and_stay_with_it_on():
+    off, on = newer_slice(), newer_slice()
+    drop_disabled_fields(off, None, {**NEWEST_OFF, "DRAPartitionableDevices": True}, versions.newest())
+    drop_disabled_fields(on, None, dict.fromkeys(NEWEST.gates, True), versions.newest())
+    assert on == newer_slice()
+    assert "partitionTypeAttribute" not in off["spec"] and "skipNodeOperations" not in off["spec"]
+    assert off["spec"]["devices"][0] == {"name": "x", "attributes": {"cores": {}, "model": {"string": "h"}},
+                                         "consumesCounters": [{"counterSet": "c", "counters": {}}]}
+
+
+def test_list_valued_attributes_follow_dra_list_type_attributes_alone():
+    for on in (True, False):
+        obj = slice_with(attributes={"cores": {"ints": [1]}, "names": {"strings": ["a"]}})
+        drop_disabled_fields(obj, None, {**NEWEST_OFF, "DRAListTypeAttributes": on}, versions.newest())
+        assert bool(obj["spec"]["devices"][0]["attributes"]["cores"]) is on
+        assert bool(obj["spec"]["devices"][0]["attributes"]["names"]) is on
+
+
+def test_an_update_keeps_list_valued_attributes_the_stored_slice_used():
+    stored = slice_with(attributes={"cores": {"ints": [1]}})
+    new = copy.deepcopy(stored)
+    drop_disabled_fields(new, stored, NEWEST_OFF, versions.newest())
+    assert new["spec"]["devices"][0]["attributes"]["cores"] == {"ints": [1]}
+
+
+def claim() -> dict:
+    return {"kind": "ResourceClaim", "metadata": {"name": "c"}, "spec": {"devices": {
+        "requests": [{"name": "a", "exactly": {"deviceClassName": "g", "tolerations": [{"operator": "Exists"}],
+                                               "derivedAttributes": [{"name": "x"}]}}],
+        "constraints": [{"distinctAttribute": "d/uuid"}]}}}
+
+
+def test_tolerations_and_distinct_attribute_are_dropped_from_the_minor_that_drops_them():
+    for minor in versions.known():
+        rules = versions.rules(minor)
+        obj = claim()
+        drop_disabled_fields(obj, None, dict.fromkeys(rules.gates, False), minor)
+        exactly, constraint = obj["spec"]["devices"]["requests"][0]["exactly"], obj["spec"]["devices"]["constraints"][0]
+        assert ("tolerations" in exactly) is not rules.has("api.tolerations_gated"), minor
+        assert ("distinctAttribute" in constraint) is not rules.has("api.distinct_attribute_gated"), minor
+        assert "derivedAttributes" not in exactly
+        kept = claim()
+        drop_disabled_fields(kept, None, dict.fromkeys(rules.gates, True), minor)
+        assert kept == claim() or "DRADerivedAttributes" not in rules.gates

@@ -65,6 +65,7 @@ def _from_file(name: str, text: str, *, where: str) -> Scenario:
     gpu_nodes = [_parse_node(name, i, n) for i, n in enumerate(spec.get("nodes", []))]
     scenario = _assemble(name, spec.get("description", ""), gpu_nodes)
     scenario.feature_gates = _parse_gates(name, spec.get("feature_gates") or {})
+    scenario.server_version = _parse_version(where, spec.get("kubernetes_version"), scenario.feature_gates)
     scenario.image_pull_seconds = _parse_pull_seconds(where, spec.get("image_pull_seconds", DEFAULT_PULL_SECONDS))
     return scenario
 
@@ -88,6 +89,30 @@ def _parse_gates(scenario: str, raw: dict) -> dict[str, bool]:
         raise ScenarioError(f"scenario {scenario!r}: unknown feature gate(s) {', '.join(unknown)}; "
                             f"known in Kubernetes {versions.known()[0]}-{versions.newest()}: {', '.join(sorted(known))}")
     return dict(raw)
+
+
+def _parse_version(where: str, raw: object, gates: dict[str, bool]) -> str | None:
+    """A scenario's ``kubernetes_version`` ("1.36", "v1.36.1"), checked with its gates against that minor."""
+    if raw is None:
+        return None
+    text = repr(raw) if isinstance(raw, float) else raw  # YAML reads an unquoted 1.36 as a number
+    if isinstance(raw, bool) or not isinstance(text, str) or (isinstance(raw, float) and len(text.split(".")[1]) < 2):
+        raise ScenarioError(f"{where}: kubernetes_version {raw!r} is not a Kubernetes version",
+                            hint='write it quoted, e.g. kubernetes_version: "1.36" (or "v1.36.3")')
+    try:
+        parsed = versions.parse(text)
+    except versions.NotAKubernetesVersion as exc:
+        raise ScenarioError(f"{where}: kubernetes_version: {exc}", hint=exc.hint) from None
+    rules, _ = versions.known_rules(parsed)  # a newer version warns where the cluster starts
+    if rules is None:
+        raise versions.UnsupportedKubernetesVersion(
+            f"{where}: kubernetes_version {text}: Kubernetes {parsed.minor_text} is older than drawb models "
+            f"({versions.known()[0]} to {versions.newest()})")
+    try:
+        rules.gate_values(gates)
+    except (versions.UnknownFeatureGate, versions.LockedFeatureGate) as exc:
+        raise type(exc)(f"{where}: {exc}", hint=exc.hint) from None
+    return text
 
 
 def _synthetic_from_name(name: str) -> Scenario:

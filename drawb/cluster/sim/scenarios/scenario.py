@@ -26,12 +26,14 @@ class Scenario:
     resource_slices: list[dict]
     device_classes: list[dict]
     feature_gates: dict[str, bool] = field(default_factory=dict)  # gates set on the simulated API server
-    server_version: str | None = None  # the simulated API server's version (None: the simulation's own)
+    server_version: str | None = None  # the Kubernetes version it runs ("1.36", "v1.36.1"; None: drawb's default)
     objects: list[dict] = field(default_factory=list)  # more objects to seed: namespaces, claims, pods, ...
     # The slices were made by drawb.gpu.driver, which writes no feature-gated field: seeding need not
     # look for such fields in their (up to 200,000) devices. False for slices read from elsewhere.
     slices_as_built: bool = False
     image_pull_seconds: float = DEFAULT_PULL_SECONDS  # how long a node takes to pull an image it lacks
+    # drawb's own nodes, whose kubelets run the simulated cluster's version (False: a snapshot's nodes keep theirs)
+    simulated_kubelets: bool = True
 
     @property
     def device_count(self) -> int:

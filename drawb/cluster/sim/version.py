@@ -1,0 +1,35 @@
+"""The Kubernetes version and DRA feature gates one simulated cluster runs, as its components report them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from drawb import versions
+
+
+@dataclass(frozen=True)
+class SimulatedVersion:
+    """The simulated API server's, scheduler's and kubelets' version, and the gates they run with."""
+
+    release: str  # what server_version() and the kubelets report: "v1.36.3"
+    rules: versions.Rules  # the minor's rules (the newest drawb knows for a newer version)
+    gates: dict[str, bool]  # every DRA gate of the minor, the defaults with the chosen ones applied
+
+
+def simulated_version(version: str | None = None, gates: Mapping[str, bool] | None = None) -> SimulatedVersion:
+    """``version`` (``"1.36"``: that minor's release drawb's facts come from; a full ``"v1.36.1"`` as given;
+    None: drawb's default) with ``gates`` set on every component.
+
+    A version newer than drawb knows runs the newest rules (NewerKubernetesVersion warns); an older one is
+    UnsupportedKubernetesVersion. A gate outside the minor's DRA gates is UnknownFeatureGate, a locked gate
+    set against its default LockedFeatureGate."""
+    parsed = versions.parse(version or versions.DEFAULT)
+    rules = versions.rules(parsed)
+    release = rules.release if parsed.patch is None and parsed.minor == rules.number else str(parsed)
+    for name in gates or {}:
+        if not versions.is_dra_gate(name):
+            raise versions.UnknownFeatureGate(
+                f"feature gate {name!r} is not a DRA gate: the simulated cluster has Kubernetes {rules.minor}'s "
+                "DRA gates alone", hint=f"leave it out; {rules.minor}'s DRA gates are {', '.join(sorted(rules.gates))}")
+    return SimulatedVersion(release, rules, rules.gate_values(gates))
