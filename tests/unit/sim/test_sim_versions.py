@@ -31,7 +31,8 @@ def test_each_minor_reports_its_release_gates_group_versions_and_kubelets(at_min
     assert cluster.feature_gates_metric() == rules.defaults()
     assert cluster.group_versions("resource.k8s.io") == sorted(rules.served)
     assert {n["status"]["nodeInfo"]["kubeletVersion"] for n in cluster.list("Node")} == {rules.release}
-    assert cluster.lifecycle.kubernetes_version == rules.minor  # the simulated scheduler's allocator
+    assert cluster.lifecycle.kubernetes_version == rules.minor  # the simulated scheduler's allocator ...
+    assert cluster.lifecycle.feature_gates == rules.defaults()  # ... with the cluster's gates
 
 
 def test_the_doctor_reports_every_gate_of_the_minor(at_minor):
@@ -58,6 +59,7 @@ def test_chosen_gates_are_the_metric_and_the_doctor_sees_them():
                          feature_gates={"DRAListTypeAttributes": True, "DRADeviceTaints": False})
     metric = cluster.feature_gates_metric()
     assert metric["DRAListTypeAttributes"] is True and metric["DRADeviceTaints"] is False
+    assert cluster.lifecycle.feature_gates == metric
     checks = {c.name: c for c in diagnose(cluster).checks}
     assert checks["DRAListTypeAttributes"].status == "PASS" and checks["DRADeviceTaints"].status == "WARN"
     assert "dropped spec.devices[].taints" in checks["DRADeviceTaints"].evidence
@@ -160,8 +162,7 @@ def test_the_session_connects_at_the_version_and_its_stamp_says_the_minor():
     session = Session()
     session.connect(scenario="synthetic:1x1", kubernetes_version="1.36", feature_gates="DRADeviceTaints=false")
     session.cluster.list("Node")
-    assert session.simulated_source() == "simulated cluster 'synthetic:1x1x1' (Kubernetes 1.36 rules)".replace(
-        "synthetic:1x1x1", session.cluster.scenario.name)
+    assert session.simulated_source() == f"{session.cluster.description} (Kubernetes 1.36 rules)"
     assert session.cluster.feature_gates_metric()["DRADeviceTaints"] is False
 
 
