@@ -7,11 +7,13 @@ import threading
 import pandas as pd
 
 from drawb.cluster.protocol import WatchableCluster
+from drawb.cluster.refusal import RbacRefused
 from drawb.inventory.allocated import JoinedInventory
 
 
 class LiveDevices:
-    """The device frame of a watched cluster, allocations joined, kept current event by event."""
+    """The device frame of a watched cluster, allocations joined, kept current event by event; where RBAC
+    refuses the claims, the devices alone (``claims_refused`` says why)."""
 
     def __init__(self, cluster: WatchableCluster):
         # Re-entrant: the simulated cluster calls handlers in the thread that subscribes or reads.
@@ -19,7 +21,11 @@ class LiveDevices:
         self._early: list[tuple[str, str, dict]] | None = []  # events that came before the snapshots
         with self._lock:
             slices = cluster.watch("ResourceSlice").subscribe(self._on_slice)
-            claims = cluster.watch("ResourceClaim").subscribe(self._on_claim)
+            self.claims_refused: RbacRefused | None = None
+            try:
+                claims = cluster.watch("ResourceClaim").subscribe(self._on_claim)
+            except RbacRefused as exc:
+                claims, self.claims_refused = [], exc
             self.inventory = JoinedInventory(slices, claims)
             early, self._early = self._early, None
             for kind, event_type, obj in early:  # in order, after the snapshots: the last event wins
@@ -41,7 +47,8 @@ class LiveDevices:
 
     def frame(self) -> pd.DataFrame:
         """Current devices with current allocations joined."""
-        self.cluster.list("ResourceClaim")  # on the simulated cluster, reading lets time pass (events arrive)
+        if self.claims_refused is None:
+            self.cluster.list("ResourceClaim")  # on the simulated cluster, reading lets time pass (events arrive)
         with self._lock:
             return self.inventory.frame
 

@@ -156,7 +156,12 @@ def devices(session: Session, args, cell) -> pd.DataFrame:
 
     def make_frame() -> pd.DataFrame:
         frame = _devices(session, args)
-        return frame.reset_index(drop=True) if args.wide else summary_view(frame)
+        frame = frame.reset_index(drop=True) if args.wide else summary_view(frame)
+        refused = session.live_devices().claims_refused
+        if refused is not None:
+            frame = with_warning(frame, f"RbacRefused: {refused.verb} on {refused.resource} was refused for user "
+                                        f'"{refused.user}"; the devices are shown without their allocations')
+        return frame
 
     return _watched(session, args, "devices", ("ResourceSlice", "ResourceClaim"), ("node", "driver", "device"),
                     make_frame)

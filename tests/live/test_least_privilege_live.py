@@ -159,3 +159,22 @@ def test_cleanup_with_rights_to_list_but_not_delete_names_them_and_removes_nothi
     assert run_objects(api, home, run) == left  # nothing removed
     assert main(["--kubeconfig", str(control_plane.kubeconfig), "cleanup", "-n", home]) == 0
     capsys.readouterr()
+
+
+def test_devices_without_the_right_to_read_claims_shows_the_devices_and_says_what_is_missing(control_plane, accounts,
+                                                                                           capsys):
+    home = accounts[0][0]
+    viewer = _account(control_plane, home, "viewer", Path(accounts[0][2]).parent)
+    role = f"drawb-test-slices-{home}"
+    control_plane.kubectl("create", "clusterrole", role, "--verb=get,list,watch",
+                          "--resource=resourceslices.resource.k8s.io,deviceclasses.resource.k8s.io")
+    control_plane.kubectl("create", "clusterrolebinding", role, f"--clusterrole={role}",
+                          f"--serviceaccount={home}:viewer")
+    try:
+        status, out, err = _drawb(capsys, viewer, "devices")
+    finally:
+        control_plane.kubectl("delete", "clusterrolebinding", role, check=False)
+        control_plane.kubectl("delete", "clusterrole", role, check=False)
+    assert status == 0 and "gpu" in out and "Traceback" not in err, err
+    assert (f'RbacRefused: list on resourceclaims was refused for user "system:serviceaccount:{home}:viewer"; the '
+            "devices are shown without their allocations") in err, err
