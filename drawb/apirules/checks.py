@@ -50,7 +50,8 @@ class World:
     kubernetes_version: str
     compile_selector: Callable[[str, str], None]
     cluster_classes: dict[str, dict] | None = None
-    namespace_labels: Callable[[str], dict | None] | None = None  # a namespace's labels, None if it does not exist
+    # a namespace's labels, None if it does not exist; PermissionError where it cannot be read (nothing is known)
+    namespace_labels: Callable[[str], dict | None] | None = None
     namespaces: set[str] = field(default_factory=set)  # the Namespaces among the documents
     classes: dict[str, dict] = field(default_factory=dict)
     claims: dict[str, dict] = field(default_factory=dict)
@@ -105,11 +106,19 @@ class _Checker:
         ns = self.namespace
         if not ns or self.world.namespace_labels is None or ns in self.world.namespaces:
             return
-        if self.world.namespace_labels(ns) is None:
+        known, labels = self.read_namespace(ns)
+        if known and labels is None:
             self.warn("metadata.namespace", f"namespace {ns!r} does not exist in the connected cluster: the API "
                       f"server refuses the object (namespaces \"{ns}\" not found) until it does; create it first "
                       f"(a Namespace named {ns!r} among these manifests, before the objects in it), or use an "
                       "existing namespace")
+
+    def read_namespace(self, ns: str) -> tuple[bool, dict | None]:
+        """Whether namespace ``ns`` could be read, and its labels (None: it does not exist)."""
+        try:
+            return True, self.world.namespace_labels(ns)
+        except PermissionError:  # RBAC keeps drawb from reading it: neither warning nor refusal
+            return False, None
 
     # --- selectors and quantities -------------------------------------------------------------
     def selectors(self, selectors: Any, path: str) -> None:
@@ -271,7 +280,7 @@ class _Checker:
 
     def exact(self, req: Mapping[str, Any], path: str) -> None:
         if req.get("adminAccess") is True and self.namespace and self.world.namespace_labels is not None:
-            labels = self.world.namespace_labels(self.namespace)
+            _, labels = self.read_namespace(self.namespace)
             if labels is not None and labels.get(ADMIN_ACCESS_LABEL) != "true":
                 self.refuse(f"{path}.adminAccess", f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` "
                             f"label on the containing namespace; namespace {self.namespace!r} lacks it")

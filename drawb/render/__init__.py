@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from drawb import versions
+from drawb.errors import DrawbError
 from drawb.apirules import (
     Issue,
     World,
@@ -75,10 +75,21 @@ def _cluster_classes(cluster: Any) -> dict[str, dict]:
 
 
 def _namespace_labels(cluster: Any):
-    @functools.lru_cache(maxsize=None)  # one read per namespace, however many documents are in it
+    read: dict[str, dict | None | DrawbError] = {}  # one read per namespace, however many documents are in it
+
     def labels(name: str) -> dict | None:
-        ns = cluster.get("Namespace", name)
-        return None if ns is None else (ns.get("metadata") or {}).get("labels") or {}
+        """The namespace's labels, None if it does not exist; PermissionError where RBAC forbids reading it."""
+        if name not in read:
+            try:
+                ns = cluster.get("Namespace", name)
+                read[name] = None if ns is None else (ns.get("metadata") or {}).get("labels") or {}
+            except DrawbError as exc:
+                if getattr(exc, "status", None) != 403:
+                    raise
+                read[name] = exc
+        if isinstance(read[name], DrawbError):
+            raise PermissionError(str(read[name]))
+        return read[name]
 
     return labels
 

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from drawb.cluster.protocol import ClusterError
 from drawb.render import ManifestInvalid, get_template, render, validate_documents
 
 CLAIM_TEMPLATE = {
@@ -149,6 +150,19 @@ def test_a_namespace_the_cluster_lacks_is_a_warning_naming_the_refusal_to_come(c
     assert warnings([namespace, claim], compile_selector, cluster=FakeCluster()) == []
     assert warnings([claim], compile_selector, cluster=FakeCluster(namespaces={"nowhere": {}})) == []
     assert warnings([claim], compile_selector) == []  # without a cluster nothing is known
+
+    class Forbidden(FakeCluster):
+        reads = 0
+
+        def get(self, kind, name, namespace=None):
+            Forbidden.reads += 1
+            raise ClusterError('namespaces "nowhere" is forbidden', status=403, reason="Forbidden")
+
+    admin = copy.deepcopy(claim)
+    admin["metadata"]["name"] = "admin"
+    admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+    issues = validate_documents([claim, admin], compile_selector=compile_selector, cluster=Forbidden())
+    assert [str(i) for i in issues] == [] and Forbidden.reads == 1  # RBAC hides it: nothing known, asked once
 
 
 def test_a_device_class_rendered_alongside_counts_as_existing(compile_selector):
