@@ -111,11 +111,11 @@ class Session:
         explicit = bool(kubeconfig or context or in_cluster)
         target = "in-cluster" if in_cluster else self._target(kubeconfig or context)
         try:
-            if target == "in-cluster":
-                self._cluster = connect(in_cluster=True, timeouts=self.timeouts())
+            if target == "in-cluster":  # a snapshot option beside it is a usage error
+                self._cluster = connect(in_cluster=True, snapshot=self.snapshot, timeouts=self.timeouts())
             elif target == "kubeconfig":
                 self._cluster = connect(kubeconfig=kubeconfig or self.kubeconfig, context=context or self.context,
-                                        use_kubeconfig=True, timeouts=self.timeouts())
+                                        snapshot=self.snapshot, use_kubeconfig=True, timeouts=self.timeouts())
             else:
                 self._cluster = self._simulated(None, None, None, None)
         except NotConnected as exc:

@@ -186,3 +186,26 @@ def test_a_known_version_warns_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         SimCluster("synthetic:1x1", kubernetes_version=versions.newest())
+
+
+def test_the_simulated_scheduler_allocates_by_a_list_valued_attribute_at_136_with_its_gate_on():
+    from drawb.cluster.sim.clock import ManualClock
+
+    sim = SimCluster("synthetic:1x1", workloads=False, clock=ManualClock(), kubernetes_version="1.36",
+                     feature_gates={"DRAListTypeAttributes": True})
+    node = sim.list("Node")[0]["metadata"]["name"]
+    lists = slice_with_list_attribute()
+    lists["spec"].update(nodeName=node, pool={"name": node, "generation": 1, "resourceSliceCount": 1})
+    lists["spec"]["devices"].append({"name": "d1", "attributes": {"cores": {"ints": [3]}}})
+    sim.apply([lists,
+               {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "example"},
+                "spec": {"selectors": [{"cel": {"expression": "device.driver == 'example.com'"}}]}},
+               {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "three", "namespace": "default"},
+                "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "example", "selectors": [
+                    {"cel": {"expression": "3 in device.attributes['example.com'].cores"}}]}}]}}},
+               {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                "spec": {"resourceClaims": [{"name": "r", "resourceClaimName": "three"}],
+                         "containers": [{"name": "c", "image": "busybox", "resources": {"claims": [{"name": "r"}]}}]}}])
+    [result] = sim.get("ResourceClaim", "three", "default")["status"]["allocation"]["devices"]["results"]
+    assert (result["driver"], result["device"]) == ("example.com", "d1")
+    assert sim.get("Pod", "p", "default")["spec"]["nodeName"] == node
