@@ -6,6 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from drawb import versions
+from drawb.errors import DrawbError
+
+DRA_ITSELF = "DynamicResourceAllocation"
+
+
+class DraTurnedOff(DrawbError, ValueError):
+    """The DynamicResourceAllocation gate set off: the API server would not serve resource.k8s.io at all."""
+
+    hint = f"leave {DRA_ITSELF} out of the feature gates"
 
 
 @dataclass(frozen=True)
@@ -23,7 +32,7 @@ def simulated_version(version: str | None = None, gates: Mapping[str, bool] | No
 
     A version newer than drawb knows runs the newest rules (NewerKubernetesVersion warns); an older one is
     UnsupportedKubernetesVersion. A gate outside the minor's DRA gates is UnknownFeatureGate, a locked gate
-    set against its default LockedFeatureGate."""
+    set against its default LockedFeatureGate, DynamicResourceAllocation off DraTurnedOff."""
     parsed = versions.parse(version or versions.DEFAULT)
     rules = versions.rules(parsed)
     release = rules.release if parsed.patch is None and parsed.minor == rules.number else str(parsed)
@@ -32,4 +41,8 @@ def simulated_version(version: str | None = None, gates: Mapping[str, bool] | No
             raise versions.UnknownFeatureGate(
                 f"feature gate {name!r} is not a DRA gate: the simulated cluster has Kubernetes {rules.minor}'s "
                 "DRA gates alone", hint=f"leave it out; {rules.minor}'s DRA gates are {', '.join(sorted(rules.gates))}")
-    return SimulatedVersion(release, rules, rules.gate_values(gates))
+    values = rules.gate_values(gates)
+    if not values[DRA_ITSELF]:
+        raise DraTurnedOff(f"{DRA_ITSELF}=false turns DRA off (no resource.k8s.io API, no DRA scheduling): the "
+                           "simulated cluster models DRA and does not run without it")
+    return SimulatedVersion(release, rules, values)

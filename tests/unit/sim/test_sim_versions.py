@@ -12,6 +12,7 @@ from drawb import versions
 from drawb.cluster.protocol import ClusterError
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import ScenarioError
+from drawb.cluster.sim.version import DraTurnedOff
 from drawb.doctor import diagnose
 from drawb.errors import UsageError
 from drawb.session import Session
@@ -100,6 +101,8 @@ def test_the_refusals_are_named_and_say_what_to_write():
         SimCluster("synthetic:1x1", feature_gates={"SchedulerQueueingHints": True})
     with pytest.raises(versions.LockedFeatureGate, match="DRAExtendedResource is locked to true in Kubernetes 1.37"):
         SimCluster("synthetic:1x1", kubernetes_version="1.37", feature_gates={"DRAExtendedResource": False})
+    with pytest.raises(DraTurnedOff, match="DynamicResourceAllocation=false turns DRA off"):
+        SimCluster("synthetic:1x1", kubernetes_version="1.34", feature_gates={"DynamicResourceAllocation": False})
     with pytest.raises(versions.UnsupportedKubernetesVersion, match="Kubernetes 1.33 is older than drawb models"):
         SimCluster("synthetic:1x1", kubernetes_version="1.33")
     with pytest.raises(versions.NotAKubernetesVersion):
@@ -209,3 +212,15 @@ def test_the_simulated_scheduler_allocates_by_a_list_valued_attribute_at_136_wit
     [result] = sim.get("ResourceClaim", "three", "default")["status"]["allocation"]["devices"]["results"]
     assert (result["driver"], result["device"]) == ("example.com", "d1")
     assert sim.get("Pod", "p", "default")["spec"]["nodeName"] == node
+
+
+def test_every_gate_the_minor_lets_change_can_be_set_and_is_reported(at_minor):
+    rules, _ = at_minor
+    flipped = {name: not gate.default for name, gate in rules.gates.items()
+               if not gate.locked and name != "DynamicResourceAllocation"}  # off: refused (below)
+    cluster = SimCluster("synthetic:1x1", kubernetes_version=rules.minor, feature_gates=flipped)
+    assert cluster.feature_gates_metric() == {**rules.defaults(), **flipped}
+    checks = {c.name: c for c in diagnose(cluster).checks}
+    for name, on in flipped.items():
+        if name != "DRADeviceBindingConditions":  # its fields stay only while DRAResourceClaimDeviceStatus is on too
+            assert checks[name].status == ("PASS" if on else "WARN"), checks[name]
