@@ -157,7 +157,7 @@ def apply(session: Session, args, cell) -> Applied:
     with progress_bar(session, "apply") as bar:
         sources = _sources(session, [*args.files, *args.paths], cell, bar)
         require_rights(session.cluster, f"{session.prog} apply",  # before checking them against the cluster's devices
-                       _rights([doc for source in sources for doc in source.documents], ("get", "create", "patch"),
+                       document_rights([doc for source in sources for doc in source.documents], ("get", "create", "patch"),
                                args.namespace or session.namespace))
         report = _check(session, sources, False, None, bar)
         if report.errors:
@@ -229,7 +229,7 @@ def delete(session: Session, args, cell) -> Deleted:
     kind = kind_named(kind_text)
     namespace = (args.namespace or session.namespace) if kind_of(kind).namespaced else None
     require_rights(session.cluster, f"{session.prog} delete",
-                   _rights([{"kind": kind}], ("get", "delete"), namespace))
+                   document_rights([{"kind": kind}], ("get", "delete"), namespace))
     try:
         session.cluster.delete(kind, name, namespace, force_unmanaged=args.force_unmanaged)
     except NotManagedByDrawb as exc:
@@ -243,7 +243,7 @@ def delete(session: Session, args, cell) -> Deleted:
     return Deleted(kind, name, namespace)
 
 
-def _rights(documents: list[dict], verbs: tuple[str, ...], namespace: str | None) -> list[Right]:
+def document_rights(documents: list[dict], verbs: tuple[str, ...], namespace: str | None) -> list[Right]:
     """``verbs`` on the kind of every document, in its namespace or ``namespace`` (kinds drawb does not know are
     left to the server)."""
     rights = []

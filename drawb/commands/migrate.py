@@ -3,6 +3,8 @@ and say which road (claims, or the extended resource served through a DeviceClas
 
 from __future__ import annotations
 
+from drawb.cluster.refusal import require_rights
+from drawb.commands.manifests import document_rights
 from drawb.commands.registry import arg, command
 from drawb.errors import UsageError
 from drawb.session import Session
@@ -48,6 +50,8 @@ def migrate(session: Session, args, cell):
     if args.out:
         result.export(args.out)
     if args.dry_run or args.apply:
-        result.server_objects = cluster.apply(result.to_apply(namespace), dry_run=not args.apply)
+        objects = result.to_apply(namespace)
+        require_rights(cluster, f"{session.prog} migrate", document_rights(objects, ("get", "create", "patch"), namespace))
+        result.server_objects = cluster.apply(objects, dry_run=not args.apply)
         result.applied = "applied" if args.apply else "dry run"
     return result

@@ -59,6 +59,9 @@ def _account(control_plane, home: str, name: str, folder) -> Account:
     return Account(home, name, str(path))
 
 
+LEGACY = Path(__file__).resolve().parents[1] / "data" / "migrate" / "01-deployment-single-gpu.yaml"
+
+
 @pytest.fixture(scope="module")
 def accounts(control_plane, tmp_path_factory):
     """(nobody, reader): no rights at all; drawb's read-only ClusterRole alone."""
@@ -117,6 +120,13 @@ def test_write_commands_name_every_missing_right_before_writing(control_plane, a
     assert status == 2 and (f'RightsMissing: drawb apply needs rights RBAC does not give user "{user}": get on '
                             f'resourceclaimtemplates.resource.k8s.io, create on resourceclaimtemplates.resource.k8s.io,'
                             f' patch on resourceclaimtemplates.resource.k8s.io in namespace "{home}"') in err, err
+    status, out, err = _drawb(capsys, account, "migrate", str(LEGACY), "--apply")
+    assert status == 2 and "Traceback" not in err, err
+    if who == "reader":  # it reads the cluster's devices, then asks for the rights its apply needs
+        assert (f'RightsMissing: drawb migrate needs rights RBAC does not give user "{user}": ' in err
+                and "create on resourceclaimtemplates.resource.k8s.io" in err and "nothing was written" in err), err
+    else:  # it cannot even read the devices the rewrite is checked against
+        assert err.startswith("RbacRefused: RBAC refused list on "), err
     status, out, err = _drawb(capsys, account, "delete", "pod", "cuda-check")
     assert status == 2 and "RightsMissing: drawb delete needs rights" in err and "delete on pods" in err, err
     _nothing_written(control_plane, home)
