@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from drawb import versions
-from tests.unit.versions.test_release_facts import _module_dir
+from tests.unit.versions.go_feature_gates import release
+
+__all__ = ["release"]  # the fixture, one per known minor
 
 SIM_GATES = Path(__file__).parents[3] / "drawb/cluster/sim/gates.py"
 _FUNC = re.compile(r"^func (\w+)\(.*?^}", re.MULTILINE | re.DOTALL)
@@ -42,12 +42,6 @@ def gates_read_when_dropping(source: Path, strategy: str) -> set[str]:
 
 def gates_the_simulation_drops() -> set[str]:
     return {g for call in re.findall(r"_off\(([^)]*)\)", SIM_GATES.read_text()) for g in re.findall(r'"(\w+)"', call)}
-
-
-@pytest.fixture(scope="module", params=versions.known())
-def release(request):
-    rules = versions.rules(request.param)
-    return rules, _module_dir(rules.release)
 
 
 def test_every_gate_the_release_drops_fields_for_is_one_the_simulation_drops_fields_for(release):

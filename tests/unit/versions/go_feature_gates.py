@@ -1,15 +1,40 @@
-"""Read the versioned feature gates of ``k8s.io/kubernetes`` from a release's Go source.
+"""Read facts from the Go source of each Kubernetes release drawb.versions names.
 
-``pkg/features/kube_features.go`` maps each gate to its versioned specs (the version from which a
-spec holds, its default, its stage and whether it is locked). The spec that holds in minor ``m`` is
-the last one whose version is at most ``m``.
+``release`` is a fixture, one per known minor: its rules and the unpacked ``k8s.io/kubernetes`` module of
+the release they name, fetched from the Go module proxy when missing (nothing is skipped). In
+``pkg/features/kube_features.go`` each gate maps to its versioned specs (the version from which a spec
+holds, its default, its stage and whether it is locked); the spec that holds in minor ``m`` is the last
+one whose version is at most ``m``.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
+
+from drawb import versions
+from drawb.testing.build import go_env
+
+
+def module_dir(release: str) -> Path:
+    """The unpacked ``k8s.io/kubernetes@release`` module, downloaded when missing."""
+    out = subprocess.run(["go", "mod", "download", "-json", f"k8s.io/kubernetes@{release}"], capture_output=True,
+                         text=True, env=go_env(), cwd="/", timeout=600)
+    info = json.loads(out.stdout or "{}")
+    assert out.returncode == 0 and info.get("Dir"), f"go mod download k8s.io/kubernetes@{release}: {out.stderr}{info}"
+    return Path(info["Dir"])
+
+
+@pytest.fixture(scope="module", params=versions.known())
+def release(request) -> tuple[versions.Rules, Path]:
+    """One known minor's rules and the Go source of the release they name."""
+    rules = versions.rules(request.param)
+    return rules, module_dir(rules.release)
 
 _ENTRY = re.compile(r"^\t(\w+): \{\n(.*?)^\t\},", re.MULTILINE | re.DOTALL)
 _SPEC = re.compile(r"\{Version: version\.MustParse\(\"1\.(\d+)\"\),\s*Default: (true|false),"
