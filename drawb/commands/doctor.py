@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from drawb.cluster.refusal import Right, require_rights
 from drawb.commands.registry import JsonResult, arg, command
 from drawb.session import Session
+
+# what --live writes: a claim and one or two pods, created by server-side apply and deleted afterwards
+_LIVE_RIGHTS = (("resourceclaims", "resource.k8s.io"), ("pods", ""))
 
 
 @command(
@@ -20,6 +24,11 @@ from drawb.session import Session
 def doctor(session: Session, args, cell):
     from drawb.doctor import diagnose
 
-    report = diagnose(session.cluster, namespace=args.namespace or session.namespace, live=args.live,
+    namespace = args.namespace or session.namespace
+    if args.live:
+        require_rights(session.cluster, f"{session.prog} doctor --live",
+                       [Right(verb, resource, group, namespace) for resource, group in _LIVE_RIGHTS
+                        for verb in ("get", "create", "patch", "delete")])
+    report = diagnose(session.cluster, namespace=namespace, live=args.live,
                       live_timeout=args.timeout).name_commands(session.prog)
     return JsonResult(report.to_dict(), report.exit_status) if args.json else report

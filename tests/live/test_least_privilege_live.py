@@ -127,6 +127,11 @@ def test_write_commands_name_every_missing_right_before_writing(control_plane, a
                 and "create on resourceclaimtemplates.resource.k8s.io" in err and "nothing was written" in err), err
     else:  # it cannot even read the devices the rewrite is checked against
         assert err.startswith("RbacRefused: RBAC refused list on "), err
+    status, out, err = _drawb(capsys, account, "doctor", "--live", "-n", home)
+    assert status == 2 and err.startswith(f'RightsMissing: drawb doctor --live needs rights RBAC does not give user '
+                                          f'"{user}": '), err
+    assert all(right in err for right in ("create on resourceclaims.resource.k8s.io", "delete on pods",
+                                          f'in namespace "{home}"; nothing was written')), err
     status, out, err = _drawb(capsys, account, "delete", "pod", "cuda-check")
     assert status == 2 and "RightsMissing: drawb delete needs rights" in err and "delete on pods" in err, err
     _nothing_written(control_plane, home)
