@@ -139,10 +139,7 @@ def compile_selector(
     if not isinstance(expression, str):
         raise TypeError(f"expression must be a str, not {type(expression).__name__}")
     if len(expression.encode("utf-8")) > MAX_EXPRESSION_BYTES and not stored:
-        # apimachinery's field.TooLong wording changed after 1.34
-        too_long = versions.rules(f"1.{spec.minor}").has("api.too_long_must_have_at_most")
-        limit = "must have at most" if too_long else "may not be more than"
-        raise CELCompileError(f"{limit} {MAX_EXPRESSION_BYTES} bytes", expression, "length")
+        raise CELCompileError(f"may not be more than {MAX_EXPRESSION_BYTES} bytes", expression, "length")  # field.TooLong
     return _compile(expression, spec)
 
 

@@ -24,8 +24,6 @@ BEHAVIOURS: dict[str, int] = {
     "cel.lists_always_converted": 37,
     # A selector's "no such key" runtime error carries the scheduler's hint on `.?` and has().
     "cel.no_such_key_hint": 37,
-    # apimachinery's too-long error reads "must have at most N bytes" (1.34: "may not be more than").
-    "api.too_long_must_have_at_most": 35,
     # sharedCounters live in slices of their own, apart from devices (1.34 keeps them per slice).
     "api.counter_sets_in_own_slices": 35,
     # The API server drops distinctAttribute with DRAConsumableCapacity off (1.34 keeps it).
