@@ -149,6 +149,11 @@ def render(session: Session, args, cell) -> object:
     if args.out:
         rendered.export(args.out)
     if applying:
+        from drawb.cluster.refusal import require_rights
+        from drawb.commands.manifests import document_rights
+
+        require_rights(cluster, f"{session.prog} render", document_rights(rendered.documents, ("get", "create", "patch"),
+                                                                          args.namespace or session.namespace))
         rendered.apply(cluster, dry_run=not args.apply)
     if args.preview:
         from drawb.commands.preview import preview_workload, workload_for

@@ -127,6 +127,13 @@ def test_write_commands_name_every_missing_right_before_writing(control_plane, a
                 and "create on resourceclaimtemplates.resource.k8s.io" in err and "nothing was written" in err), err
     else:  # it cannot even read the devices the rewrite is checked against
         assert err.startswith("RbacRefused: RBAC refused list on "), err
+    status, out, err = _drawb(capsys, account, "render", "single-gpu", "-n", home, "--apply")
+    assert status == 2 and "Traceback" not in err, err
+    if who == "reader":  # it checks the manifests against the cluster's classes, then asks for the rights to apply
+        assert err.startswith(f'RightsMissing: drawb render needs rights RBAC does not give user "{user}": '), err
+        assert "create on resourceclaimtemplates.resource.k8s.io" in err and "create on pods" in err, err
+    else:  # it cannot even read the classes the manifests are checked against
+        assert err.startswith("RbacRefused: RBAC refused list on "), err
     status, out, err = _drawb(capsys, account, "doctor", "--live", "-n", home)
     assert status == 2 and err.startswith(f'RightsMissing: drawb doctor --live needs rights RBAC does not give user '
                                           f'"{user}": '), err
