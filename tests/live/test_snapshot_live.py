@@ -124,7 +124,9 @@ def test_a_saved_snapshot_replays_identically(control_plane, kube, workload, tmp
     assert claims["mig"]["status"]["allocation"] and "status" not in claims["idle"]
 
     copy = replay(path)
-    assert copy.server_version() == kube.server_version() and copy.feature_gates == snapshot.feature_gates
+    # the replay runs every DRA gate of its minor; those the snapshot recorded are as recorded
+    assert copy.server_version() == kube.server_version()
+    assert {g: copy.feature_gates[g] for g in snapshot.feature_gates} == snapshot.feature_gates
     assert_same(compare.inventory(copy), frames)
     assert (frames["devices"]["claim"].dropna() == f"{workload}/mig").any()
     original = compare.selections(kube, SELECTORS, "1.34")

@@ -249,11 +249,12 @@ def test_what_drawb_refuses_the_api_server_refuses_too(case, kube, namespace):
 
 def test_magic_renders_against_the_connected_cluster(control_plane, namespace, capsys, shell):
     """``%dra connect --kubeconfig`` then ``%dra render``: classes checked in that cluster, dry run by its server."""
-    ipython, run = shell.ipython, shell.run
+    run = shell.run
     run(f"%dra connect --kubeconfig {control_plane.kubeconfig}")
     r = run(f"%dra render mig-profile --set profile=3g.40gb --dry-run -n {namespace}")
     assert r.applied == "dry run" and r.server_objects[0]["metadata"]["namespace"] == namespace
-    failed = ipython.run_cell(f"%dra render single-gpu --set device_class=gpu.example.com -n {namespace}").error_in_exec
-    err = "\n".join(failed._render_traceback_())  # what the failed cell shows
-    assert err.startswith("InvalidManifest: ") and "DeviceClass 'gpu.example.com' does not exist" in err
-    assert "mig.nvidia.com" in err  # the classes the cluster does have
+    # the API server stores a claim whose class is missing (its pods wait for the class): a warning, not a refusal
+    missing = run(f"%dra render single-gpu --set device_class=gpu.example.com -n {namespace}")
+    warned = "\n".join(str(w) for w in missing.warnings)
+    assert "DeviceClass 'gpu.example.com' is not installed in the connected cluster" in warned, warned
+    assert "mig.nvidia.com" in warned  # the classes the cluster does have
