@@ -80,7 +80,10 @@ class ControlPlane:
         clean = "".join(c for c in stem.lower().replace("_", "-") if c.isalnum() or c == "-")[:40].strip("-")
         name = f"{clean or 'test'}-{uuid.uuid4().hex[:6]}"
         api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-        wait_for(lambda: api.get_or_none(path_for("ServiceAccount", "default", name)), what=f"default SA in {name}")
+        # kube-controller-manager makes the ServiceAccount; right after a test restarted the API server it may
+        # still be reconnecting (a clean-clone run once waited over 30 s here)
+        wait_for(lambda: api.get_or_none(path_for("ServiceAccount", "default", name)), timeout=120,
+                 what=f"default SA in {name}")
         return name
 
 
