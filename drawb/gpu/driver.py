@@ -1,8 +1,8 @@
 """What the NVIDIA DRA driver publishes for a GPU: device names, attributes, capacities, slices.
 
-The rules are those of ``gpu.nvidia.com`` driver v0.4.x with its default feature gates
-(../shared/research/nvidia-dra-driver.md has the sources): a full GPU is ``gpu-<minor>``, a static
-MIG device is ``gpu-<minor>-mig-<profile without dots>-<GI profile ID>-<placement start>``,
+The rules are those of one ``gpu.nvidia.com`` driver release (``drawb.gpu.releases``; v0.4.x unless
+another is named) with its default feature gates (../shared/research/nvidia-dra-driver.md has the
+sources): a full GPU is ``gpu-<minor>``, a static MIG device is named in the release's form,
 versions are semver-normalised and capacities are BinarySI quantities. Both the simulated
 cluster's scenarios and ``%dra local`` (this machine's GPUs read through NVML) build their
 devices here, from plain facts.
@@ -14,6 +14,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from drawb.gpu.releases import DEFAULT_RELEASE, DOMAIN, RELEASES, DriverRelease
 
 GPU_DRIVER = "gpu.nvidia.com"
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what generateName draws suffixes from
@@ -36,6 +38,7 @@ class GpuFacts:
     memory_bytes: int | None  # None when NVML says NOT_SUPPORTED: no memory capacity then
     pcie_root: str | None = None
     addressing_mode: str | None = None
+    numa_node: int | None = None  # None where sysfs does not say
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,12 @@ def pcie_root(sysfs_link: str | None, bus_id: str) -> str | None:
     return after[0] if after and after[0].startswith("pci") else None
 
 
-def _common_attributes(gpu: GpuFacts) -> dict[str, dict]:
+def _key(attribute: str) -> str:
+    """How a slice writes an attribute: bare in the driver's own domain, else qualified."""
+    return attribute.removeprefix(f"{DOMAIN}/")
+
+
+def _common_attributes(gpu: GpuFacts, release: DriverRelease) -> dict[str, dict]:
     attrs = {
         "architecture": {"string": gpu.architecture},
         "brand": {"string": gpu.brand},
@@ -134,20 +142,25 @@ def _common_attributes(gpu: GpuFacts) -> dict[str, dict]:
         "cudaDriverVersion": {"version": normalize_version(gpu.cuda_driver_version)},
         "driverVersion": {"version": normalize_version(gpu.driver_version)},
         "productName": {"string": gpu.product_name},
-        "resource.kubernetes.io/pciBusID": {"string": gpu.pci_bus_id},
+        _key(release.pci_attribute): {"string": gpu.pci_bus_id},
     }
     if gpu.pcie_root:
         attrs["resource.kubernetes.io/pcieRoot"] = {"string": gpu.pcie_root}
-    if gpu.addressing_mode:
+    if gpu.addressing_mode and f"{DOMAIN}/addressingMode" in release.gpu_attributes:
         attrs["addressingMode"] = {"string": gpu.addressing_mode}
+    if gpu.numa_node is not None and "resource.kubernetes.io/numaNode" in release.gpu_attributes:
+        attrs["resource.kubernetes.io/numaNode"] = {"int": gpu.numa_node}
     return attrs
 
 
-def full_gpu_device(gpu: GpuFacts) -> dict:
-    """The ``type: gpu`` device entry of a GPU without MIG."""
-    attrs = _common_attributes(gpu)
+def full_gpu_device(gpu: GpuFacts, release: DriverRelease = RELEASES[DEFAULT_RELEASE]) -> dict:
+    """The ``type: gpu`` device entry of a GPU without MIG, as ``release`` publishes it."""
+    attrs = _common_attributes(gpu, release)
     attrs["type"] = {"string": "gpu"}
     attrs["uuid"] = {"string": gpu.uuid}
+    if f"{DOMAIN}/index" in release.gpu_attributes:  # v25.3: the NVML index (drawb takes the minor) and the minor
+        attrs["index"] = {"int": gpu.minor}
+        attrs["minor"] = {"int": gpu.minor}
     device = {"name": f"gpu-{gpu.minor}", "attributes": dict(sorted(attrs.items()))}
     if gpu.memory_bytes is not None:
         device["capacity"] = {"memory": {"value": bytes_quantity(gpu.memory_bytes)}}
@@ -180,14 +193,25 @@ def mig_device_name(minor: int, profile: str, gi_profile_id: int, start: int) ->
     return f"gpu-{minor}-mig-{short}-{gi_profile_id}-{start}"
 
 
-def mig_device(gpu: GpuFacts, profile: MigProfile, start: int, uuid: str | None) -> dict:
-    """The ``type: mig`` device entry of one static MIG device placed at ``start`` on ``gpu``."""
-    attrs = _common_attributes(gpu)
+def _mig_name(release: DriverRelease, minor: int, profile: MigProfile, start: int) -> str:
+    if "<size>" in release.mig_name:  # v25.3 and v25.8: gpu-<minor>-mig-<GI profile ID>-<start>-<size>
+        return f"gpu-{minor}-mig-{profile.gi_profile_id}-{start}-{profile.memory_slices}"
+    return mig_device_name(minor, profile.name, profile.gi_profile_id, start)
+
+
+def mig_device(gpu: GpuFacts, profile: MigProfile, start: int, uuid: str | None,
+               release: DriverRelease = RELEASES[DEFAULT_RELEASE], index: int = 0) -> dict:
+    """The ``type: mig`` device entry of one static MIG device placed at ``start`` on ``gpu`` (``index``: its
+    MIG index on the GPU, which only v25.3 publishes)."""
+    attrs = _common_attributes(gpu, release)
     attrs["type"] = {"string": "mig"}
     attrs["profile"] = {"string": profile.name}
     attrs["parentUUID"] = {"string": gpu.uuid}
     if uuid:
         attrs["uuid"] = {"string": uuid}
+    if f"{DOMAIN}/parentIndex" in release.mig_attributes:
+        attrs["index"] = {"int": index}
+        attrs["parentIndex"] = {"int": gpu.minor}
     capacity = {
         "copyEngines": {"value": str(profile.copy_engines)},
         "decoders": {"value": str(profile.decoders)},
@@ -200,7 +224,7 @@ def mig_device(gpu: GpuFacts, profile: MigProfile, start: int, uuid: str | None)
     for memory_slice in range(start, start + profile.memory_slices):
         capacity[f"memorySlice{memory_slice}"] = {"value": "1"}
     return {
-        "name": mig_device_name(gpu.minor, profile.name, profile.gi_profile_id, start),
+        "name": _mig_name(release, gpu.minor, profile, start),
         "attributes": dict(sorted(attrs.items())),
         "capacity": dict(sorted(capacity.items())),
     }
@@ -211,11 +235,11 @@ MAX_DEVICES_PER_SLICE = 128  # resource.k8s.io/v1's ResourceSliceMaxDevices
 
 def resource_slice(
     driver: str, node_name: str, devices: list[dict], *, generation: int, name_suffix: str, node_uid: str,
-    slice_count: int = 1,
+    slice_count: int = 1, release: DriverRelease = RELEASES[DEFAULT_RELEASE],
 ) -> dict:
-    """One of the ``slice_count`` ResourceSlices of ``node_name``'s pool, named as the DRA library's
-    ``generateName`` does."""
-    generate_name = f"00000-{driver}-{node_name}-"
+    """One of the ``slice_count`` ResourceSlices of ``node_name``'s pool, named as the DRA library of
+    ``release`` does with ``generateName``."""
+    generate_name = f"00000-{driver}-{node_name}-" if release.slice_index_prefix else f"{node_name}-{driver}-"
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",

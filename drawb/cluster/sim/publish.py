@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from drawb.cluster.sim.catalog import GpuModel, model
 from drawb.gpu import driver
 from drawb.gpu.driver import GPU_DRIVER, MAX_DEVICES_PER_SLICE, binary_si, name_suffix, normalize_version, stable_hex, stable_uuid
+from drawb.gpu.releases import DEFAULT_RELEASE, DriverRelease, release
 
 __all__ = [
     "COMPUTE_DOMAIN_DRIVER",
@@ -54,6 +55,7 @@ class Gpu:
     pci_bus_id: str
     pcie_root: str | None = None
     mig: tuple[MigInstance, ...] = ()
+    numa_node: int | None = None  # published by driver releases that have resource.kubernetes.io/numaNode
 
 
 @dataclass(frozen=True)
@@ -68,11 +70,17 @@ class GpuNode:
     addressing_mode: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     pool_generation: int = 1
+    driver_release: str = DEFAULT_RELEASE  # the NVIDIA DRA driver release publishing its devices
 
     @property
     def gpu_model(self) -> GpuModel:
         """The catalog entry of this node's GPUs."""
         return model(self.model)
+
+    @property
+    def release(self) -> DriverRelease:
+        """The driver release publishing this node's devices."""
+        return release(self.driver_release)
 
 
 def gpu_uuid(scenario: str, node: str, minor: int) -> str:
@@ -95,13 +103,14 @@ def _facts(node: GpuNode, gpu: Gpu, uuid: str) -> driver.GpuFacts:
         memory_bytes=m.memory_mib * 1024 * 1024,
         pcie_root=gpu.pcie_root,
         addressing_mode=node.addressing_mode,
+        numa_node=gpu.numa_node,
     )
 
 
 def _template_key(node: GpuNode, gpu: Gpu) -> tuple:
     """What a GPU's device entry depends on besides its UUIDs: nodes of one model repeat it."""
-    return (node.model, node.driver_version, node.cuda_driver_version, node.addressing_mode,
-            gpu.minor, gpu.pci_bus_id, gpu.pcie_root)
+    return (node.model, node.driver_version, node.cuda_driver_version, node.addressing_mode, node.driver_release,
+            gpu.minor, gpu.pci_bus_id, gpu.pcie_root, gpu.numa_node)
 
 
 _TEMPLATES: dict[tuple, dict] = {}  # device entries without their UUIDs, by what they depend on
@@ -119,14 +128,15 @@ def _template(key: tuple, build) -> dict:
 
 def full_gpu_device(scenario: str, node: GpuNode, gpu: Gpu) -> dict:
     """The ``type: gpu`` device entry for a GPU without MIG."""
-    template = _template(("gpu", *_template_key(node, gpu)), lambda: driver.full_gpu_device(_facts(node, gpu, "")))
+    template = _template(("gpu", *_template_key(node, gpu)), lambda: driver.full_gpu_device(_facts(node, gpu, ""), node.release))
     return driver.stamped(template, uuid=gpu_uuid(scenario, node.name, gpu.minor))
 
 
 def mig_device(scenario: str, node: GpuNode, gpu: Gpu, instance: MigInstance, parent_uuid: str | None = None) -> dict:
     """The ``type: mig`` device entry for one static MIG instance (``parent_uuid``: the GPU's, if known)."""
-    template = _template(("mig", *_template_key(node, gpu), instance), lambda: driver.mig_device(
-        _facts(node, gpu, ""), node.gpu_model.mig_profile(instance.profile), instance.start, "-"))
+    index = gpu.mig.index(instance) if instance in gpu.mig else 0
+    template = _template(("mig", *_template_key(node, gpu), instance, index), lambda: driver.mig_device(
+        _facts(node, gpu, ""), node.gpu_model.mig_profile(instance.profile), instance.start, "-", node.release, index))
     profile = template["attributes"]["profile"]["string"]
     uuid = stable_uuid("MIG", scenario, node.name, gpu.minor, profile, instance.start)
     return driver.stamped(template, uuid=uuid, parentUUID=parent_uuid or gpu_uuid(scenario, node.name, gpu.minor))
@@ -144,13 +154,15 @@ def gpu_devices(scenario: str, node: GpuNode) -> list[dict]:
     return devices
 
 
-def _slices(scenario: str, driver_name: str, node_name: str, generation: int, devices: list[dict]) -> list[dict]:
+def _slices(scenario: str, driver_name: str, node: GpuNode, generation: int, devices: list[dict]) -> list[dict]:
     """The node's pool as slices of at most ``MAX_DEVICES_PER_SLICE`` devices (the v1 limit), in device order."""
     chunks = [devices[i:i + MAX_DEVICES_PER_SLICE] for i in range(0, len(devices), MAX_DEVICES_PER_SLICE)] or [[]]
+    node_name = node.name
     node_uid = stable_uuid("node", scenario, node_name)[5:]
     return [
         driver.resource_slice(
             driver_name, node_name, chunk, generation=generation, node_uid=node_uid, slice_count=len(chunks),
+            release=node.release,
             # the first slice keeps the name a one-slice pool has
             name_suffix=name_suffix(scenario, driver_name, node_name, *([j] if j else [])),
         )
@@ -160,7 +172,7 @@ def _slices(scenario: str, driver_name: str, node_name: str, generation: int, de
 
 def gpu_slices(scenario: str, node: GpuNode) -> list[dict]:
     """The node's ``gpu.nvidia.com`` ResourceSlices: one, or several of one pool for more than 128 devices."""
-    return _slices(scenario, GPU_DRIVER, node.name, node.pool_generation, gpu_devices(scenario, node))
+    return _slices(scenario, GPU_DRIVER, node, node.pool_generation, gpu_devices(scenario, node))
 
 
 def gpu_slice(scenario: str, node: GpuNode) -> dict:
@@ -177,4 +189,4 @@ def compute_domain_slice(scenario: str, node: GpuNode) -> dict:
         {"name": "channel-0", "attributes": {"id": {"int": 0}, "type": {"string": "channel"}}},
         {"name": "daemon-0", "attributes": {"id": {"int": 0}, "type": {"string": "daemon"}}},
     ]
-    return _slices(scenario, COMPUTE_DOMAIN_DRIVER, node.name, 1, devices)[0]
+    return _slices(scenario, COMPUTE_DOMAIN_DRIVER, node, 1, devices)[0]

@@ -22,6 +22,7 @@ from drawb.cluster.sim.publish import (
 )
 from drawb.cluster.sim.scenarios.local import local_scenario
 from drawb.cluster.sim.scenarios.scenario import Scenario, ScenarioError
+from drawb.gpu.releases import DEFAULT_RELEASE, UnknownDriverRelease, release
 
 
 def list_scenarios() -> dict[str, str]:
@@ -62,7 +63,8 @@ def _from_file(name: str, text: str, *, where: str) -> Scenario:
         raise ScenarioError(f"{where} is not valid YAML: {err}") from None
     if not isinstance(spec, dict):
         raise ScenarioError(f"{where}: expected a mapping with description, nodes and feature_gates")
-    gpu_nodes = [_parse_node(name, i, n) for i, n in enumerate(spec.get("nodes", []))]
+    driver_release = _parse_driver_release(where, spec.get("driver_release", DEFAULT_RELEASE))
+    gpu_nodes = [_parse_node(name, i, n, driver_release) for i, n in enumerate(spec.get("nodes", []))]
     scenario = _assemble(name, spec.get("description", ""), gpu_nodes)
     scenario.feature_gates = _parse_gates(name, spec.get("feature_gates") or {})
     scenario.server_version = _parse_version(where, spec.get("kubernetes_version"), scenario.feature_gates)
@@ -71,6 +73,14 @@ def _from_file(name: str, text: str, *, where: str) -> Scenario:
 
 
 MAX_PULL_SECONDS = 3600
+
+
+def _parse_driver_release(where: str, raw: object) -> str:
+    """A scenario's ``driver_release`` (``v25.12``, or a tag such as ``v0.4.1``) as drawb names the line."""
+    try:
+        return release(str(raw)).name
+    except UnknownDriverRelease as exc:
+        raise ScenarioError(f"{where}: driver_release: {exc}", hint=exc.hint) from None
 
 
 def _parse_pull_seconds(where: str, raw: object) -> float:
@@ -127,7 +137,7 @@ def _synthetic_from_name(name: str) -> Scenario:
     return synthetic(node_count, device_count)
 
 
-def _parse_node(scenario: str, index: int, raw: dict) -> GpuNode:
+def _parse_node(scenario: str, index: int, raw: dict, driver_release: str = DEFAULT_RELEASE) -> GpuNode:
     where = f"scenario {scenario!r} node #{index}"
     try:
         if raw["model"] not in MODELS:
@@ -138,6 +148,7 @@ def _parse_node(scenario: str, index: int, raw: dict) -> GpuNode:
                 pci_bus_id=g["pci"],
                 pcie_root=g.get("root"),
                 mig=tuple(_parse_mig(m) for m in g.get("mig", ())),
+                numa_node=g.get("numa"),
             )
             for g in raw["gpus"]
         )
@@ -150,6 +161,7 @@ def _parse_node(scenario: str, index: int, raw: dict) -> GpuNode:
             addressing_mode=raw.get("addressing_mode"),
             labels=dict(raw.get("labels", {})),
             pool_generation=int(raw.get("pool_generation", 1)),
+            driver_release=driver_release,
         )
     except KeyError as missing:
         raise ScenarioError(f"{where}: missing field {missing}") from None
