@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drawb.alloc.errors import AllocationError
-from drawb.alloc.nodes import NodeSelectorError, node_matches
+from drawb.alloc.nodes import node_matches
 from drawb.alloc.slices import info
 from drawb.alloc.rules import rules_for
 from drawb.alloc.versions import Flavor
+from drawb.api.nodeaffinity import NodeSelectorError
 
 
 @dataclass

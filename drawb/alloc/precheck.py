@@ -25,7 +25,6 @@ from typing import Any
 
 from drawb.alloc.errors import AllocationError
 from drawb.alloc.index import SliceIndex
-from drawb.alloc.nodes import NodeSelectorError, compile_node_selector
 from drawb.alloc.pools import slice_matches
 from drawb.alloc.requests import ALL, RequestData
 from drawb.alloc.rules import Rules
@@ -34,6 +33,7 @@ from drawb.alloc.selectors import SelectorEvaluator
 from drawb.alloc.slices import Candidate, SliceInfo, info
 from drawb.alloc.state import AllocatedState
 from drawb.alloc.validation import validate
+from drawb.api.nodeaffinity import NodeSelectorError, compile_node_selector
 
 Obj = Mapping[str, Any]
 

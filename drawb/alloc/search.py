@@ -13,7 +13,7 @@ from drawb.alloc.compat import CompatibilityBook
 from drawb.alloc.counters import CounterBook
 from drawb.alloc.derived import DerivedAttributes
 from drawb.alloc.errors import AllocationError
-from drawb.alloc.nodes import NodeSelectorError, node_matches
+from drawb.alloc.nodes import node_matches
 from drawb.alloc.pools import Pool
 from drawb.alloc.requests import ALL, RequestData
 from drawb.alloc.rules import Rules
@@ -21,6 +21,7 @@ from drawb.alloc.selectors import SelectorEvaluator
 from drawb.alloc.slices import Candidate, info
 from drawb.alloc.state import AllocatedState
 from drawb.alloc.taints import all_tolerated
+from drawb.api.nodeaffinity import NodeSelectorError
 
 MAX_RESULTS = 32  # resourceapi.AllocationResultsMaxSize
 

@@ -20,9 +20,11 @@ from drawb.alloc.rules import rules_for
 from drawb.alloc.search import Search
 from drawb.alloc.selectors import evaluator_for
 from drawb.alloc.state import AllocatedState
-from drawb.alloc.taints import BLOCKING, tolerates
+from drawb.alloc.taints import BLOCKING
 from drawb.alloc.validation import validate
+from drawb.alloc.nodes import node_matches
 from drawb.alloc.versions import Flavor
+from drawb.api.nodeaffinity import NodeSelectorError, tolerates
 
 DEVICE_STAGES = ("published", "class", "selectors", "free", "taints", "counters")
 Key = tuple[int, int, int]  # claim, request, subrequest
@@ -166,8 +168,6 @@ def _published(search: Search, candidate: Any) -> tuple[str, bool]:
     if not rules.binding and device.get("bindingConditions"):
         return "has binding conditions, and DRADeviceBindingConditions is off", False
     if (candidate.slice.get("spec") or {}).get("perDeviceNodeSelection"):
-        from drawb.alloc.nodes import NodeSelectorError, node_matches
-
         try:
             ok = node_matches(search.node, device.get("nodeName") or "", bool(device.get("allNodes")), device.get("nodeSelector"))
         except NodeSelectorError as err:

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drawb.alloc import AllocationError
-from drawb.alloc.nodes import NodeSelectorError, compile_node_selector
-from drawb.alloc.taints import tolerates
+from drawb.api.nodeaffinity import node_exclusion, selector_matches
 from drawb.explain import result as r
 from drawb.explain.devices import DEVICE_STAGES, Drop
 from drawb.explain.errors import InOtherNamespace, PodHasNoClaims
@@ -234,29 +233,11 @@ def _eligible(state: ClusterState, pod: Mapping[str, Any], allocated: list[dict]
 def _excluded(pod: Mapping[str, Any], node: Mapping[str, Any], allocated: list[dict]) -> str | None:
     """Why the scheduler's filters before DynamicResources (and the claims already allocated) exclude
     ``node`` for ``pod``; None when the pod may use it."""
-    spec = pod.get("spec") or {}
-    tolerations = spec.get("tolerations") or []
-    if (node.get("spec") or {}).get("unschedulable") and not any(
-            tolerates(t, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}) for t in tolerations):
-        return "the node is unschedulable (cordoned)"
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates(t, taint) for t in tolerations):
-            return f"node taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')} not tolerated by the pod"
-    labels = meta(node).get("labels") or {}
-    for key, value in (spec.get("nodeSelector") or {}).items():
-        if labels.get(key) != value:
-            return f"the pod's nodeSelector {key}={value} does not match (node has {key}={labels.get(key, '<none>')})"
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))
-    if required:
-        try:
-            if not compile_node_selector(required)(node):
-                return "the pod's required node affinity does not match"
-        except NodeSelectorError as err:
-            return f"the pod's required node affinity cannot be parsed: {err}"
+    exclusion = node_exclusion(pod, node)
+    if exclusion is not None:
+        return exclusion.detail
     for claim in allocated:
-        selector = allocation_of(claim).get("nodeSelector")
-        if selector is not None and not compile_node_selector(selector)(node):
+        if not selector_matches(allocation_of(claim).get("nodeSelector"), node):
             return f"claim {name_of(claim)} is allocated on another node"
     return None
 
