@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from drawb.alloc.allocator import allocate_with
+from drawb.alloc.claimindex import ClaimIndex, claim_index, same_objects
 from drawb.alloc.state import AllocatedState, changed_since, gather_allocated, tally_of
 from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.collector import collector_paused
@@ -79,9 +80,10 @@ class PlanState:
         self._local = layout.local
         self.nonlocal_slices = layout.nonlocal_slices
         self.claims = list(claims)
-        self._by_pool = _claims_by_pool(self.claims)
+        self._index = claim_index(self.claims)
+        self._by_pool = self._index.by_pool
         self._in_use = in_use_by_pool(gather_allocated(self.claims, self.consumable))
-        self._views = layout.views(self._by_pool)
+        self._views = layout.views(self._index)
         self._signatures = layout.signatures(self._in_use)
 
     def view(self, node: Obj) -> NodeView:
@@ -144,12 +146,12 @@ class _Layout:
         self._signatures: tuple[Any, dict[str, dict[frozenset[str] | None, tuple]]] | None = None
         self._pool_nodes: dict[PoolID, list[str]] | None = None
 
-    def views(self, by_pool: dict) -> dict[str, NodeView]:
-        """The node views made for these claims per pool (``_claims_by_pool``'s object): kept while it is
+    def views(self, index: ClaimIndex) -> dict[str, NodeView]:
+        """The node views made for this claim index: kept while it is
         the same; after a change, those of the nodes whose pools' claims are the same are kept."""
-        if self._views is None or self._views[0] is not by_pool:
-            changed = None if self._views is None else changed_claim_pools(self._views[0], by_pool)
-            self._views = (by_pool, self._kept(self._views and self._views[1], changed))
+        if self._views is None or self._views[0] is not index:
+            changed = None if self._views is None else index.changed_since(self._views[0])
+            self._views = (index, self._kept(self._views and self._views[1], changed))
         return self._views[1]
 
     def signatures(self, in_use: dict) -> dict[str, dict[frozenset[str] | None, tuple]]:
@@ -205,74 +207,6 @@ class _Layout:
 
 
 _last_layout: list[_Layout] = []
-_last_by_pool: list[tuple[list[Obj], dict[PoolID, list[Obj]]]] = []
-
-
-def same_objects(a: Sequence[Obj], b: Sequence[Obj]) -> bool:
-    """Whether two lists hold the same objects in the same order (objects of a cluster are replaced
-    whole, never changed in place, as an informer's store holds them)."""
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
-
-
-def _claims_by_pool(claims: list[Obj]) -> dict[PoolID, list[Obj]]:
-    """The claims holding devices of each pool, in the claims' order (remembered for the last claims
-    seen; for other claims only the pools of the claims added or removed are made again, the others
-    keep their lists: ``changed_claim_pools``); read-only."""
-    if _last_by_pool and same_objects(_last_by_pool[0][0], claims):
-        return _last_by_pool[0][1]
-    if _last_by_pool and _distinct(claims) and _distinct(_last_by_pool[0][0]):
-        found, changed = _by_pool_update(*_last_by_pool[0], claims)
-        _last_by_pool_change[:] = [(_last_by_pool[0][1], found, frozenset(changed))]
-    else:
-        found = {}
-        for claim in claims:
-            for pool in _pools_held(claim):
-                found.setdefault(pool, []).append(claim)
-    _last_by_pool[:] = [(list(claims), found)]
-    return found
-
-
-_last_by_pool_change: list[tuple[dict, dict, frozenset]] = []
-
-
-def _distinct(objects: Sequence[Obj]) -> bool:
-    return len({id(o) for o in objects}) == len(objects)
-
-
-def changed_claim_pools(old: dict, new: dict) -> frozenset[PoolID] | None:
-    """The pools whose claims differ between two results of ``_claims_by_pool`` made one after the
-    other (None when unknown)."""
-    if old is new:
-        return frozenset()
-    if _last_by_pool_change and _last_by_pool_change[0][0] is old and _last_by_pool_change[0][1] is new:
-        return _last_by_pool_change[0][2]
-    return None
-
-
-def _pools_held(claim: Obj) -> Iterable[PoolID]:
-    return dict.fromkeys((r.get("driver", ""), r.get("pool", "")) for r in results(claim))
-
-
-def _by_pool_update(old_claims: list[Obj], old: dict[PoolID, list[Obj]], claims: list[Obj]) -> tuple[dict, set]:
-    """``old`` (the claims per pool of ``old_claims``) made into that of ``claims``: the claims added
-    or removed (by identity) are taken out of or put into their pools' lists, in ``claims``' order."""
-    old_ids, new_ids = {id(c): c for c in old_claims}, {id(c): c for c in claims}
-    removed = old_ids.keys() - new_ids.keys()
-    added = [c for i, c in new_ids.items() if i not in old_ids]
-    changed = {pool for i in removed for pool in _pools_held(old_ids[i])}
-    changed.update(pool for c in added for pool in _pools_held(c))
-    position = {id(c): n for n, c in enumerate(claims)}
-    found = dict(old)
-    for pool in changed:
-        kept = [c for c in old.get(pool, ()) if id(c) not in removed]
-        kept += [c for c in added if pool in _pools_held(c)]
-        if kept:
-            found[pool] = sorted(kept, key=lambda c: position[id(c)])
-        else:
-            found.pop(pool, None)
-    return found, changed
-
-
 def _layout(nodes: list[Obj], slices: list[Obj]) -> _Layout:
     """The layout of these nodes and slices (the last one is remembered, as the scheduler keeps its
     node and slice caches between pods)."""

@@ -76,7 +76,8 @@ def _signatures(slices: list[Mapping[str, Any]], relevant: frozenset[str] | None
     """Node -> (pools, signature), remembered while the slices are the same objects and the attributes
     read the same: all while the devices in use are the same (``in_use_by_pool`` returns the same
     object), those of the nodes whose pools' devices in use are unchanged after a change."""
-    from drawb.alloc.view import changed_pools, same_objects
+    from drawb.alloc.claimindex import same_objects
+    from drawb.alloc.view import changed_pools
 
     known = {}
     if _last_signatures:

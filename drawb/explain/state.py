@@ -13,9 +13,9 @@ from functools import cached_property
 from typing import Any
 
 from drawb import versions
+from drawb.alloc.claimindex import DeviceID, claim_index
 
 Obj = Mapping[str, Any]
-DeviceID = tuple[str, str, str]
 
 
 def meta(obj: Obj) -> Mapping[str, Any]:
@@ -62,7 +62,7 @@ class Holders(Mapping):
 
     def _by_device(self) -> dict[DeviceID, list[tuple[dict, bool]]]:
         if self._index is None:
-            self._index = _device_index(self._claims)
+            self._index = claim_index(self._claims).by_device
         return self._index
 
     def __getitem__(self, device_id: DeviceID) -> list[Holder]:
@@ -79,61 +79,6 @@ class Holders(Mapping):
 
     def __contains__(self, device_id: object) -> bool:
         return device_id in self._by_device()
-
-
-_last_index: list[tuple[list[dict], dict]] = []
-
-
-def _device_index(claims: list[dict]) -> dict[DeviceID, list[tuple[dict, bool]]]:
-    """Device -> (claim, admin access) of the claims holding it, in the claims' order; remembered for
-    the last claims seen (the same objects: a cluster's objects are replaced whole, never changed in
-    place); for other claims only the devices of the claims added or removed are indexed again; read-only."""
-    from drawb.alloc.view import same_objects
-
-    if _last_index and same_objects(_last_index[0][0], claims):
-        return _last_index[0][1]
-    if _last_index and _distinct(claims) and _distinct(_last_index[0][0]):
-        index = _index_update(*_last_index[0], claims)
-    else:
-        index = {}
-        for claim in claims:
-            for device_id, admin in _held(claim):
-                index.setdefault(device_id, []).append((claim, admin))
-    _last_index[:] = [(list(claims), index)]
-    return index
-
-
-def _distinct(objects: list[dict]) -> bool:
-    return len({id(o) for o in objects}) == len(objects)
-
-
-def _held(claim: Obj) -> list[tuple[DeviceID, bool]]:
-    return [((r.get("driver", ""), r.get("pool", ""), r.get("device", "")), bool(r.get("adminAccess")))
-            for r in results_of(claim)]
-
-
-def _index_update(old_claims: list[dict], old: dict, claims: list[dict]) -> dict:
-    """``old`` (the index of ``old_claims``) made into that of ``claims``: the entries of the claims
-    added or removed (by identity) are taken out or put in, each changed device's list in ``claims``' order."""
-    old_ids, new_ids = {id(c): c for c in old_claims}, {id(c): c for c in claims}
-    removed = old_ids.keys() - new_ids.keys()
-    added = [c for i, c in new_ids.items() if i not in old_ids]
-    changed: dict[DeviceID, list[tuple[dict, bool]]] = {}
-    for i in removed:
-        for device_id, _ in _held(old_ids[i]):
-            changed.setdefault(device_id, [e for e in old.get(device_id, ()) if id(e[0]) not in removed])
-    for claim in added:
-        for device_id, admin in _held(claim):
-            changed.setdefault(device_id, [e for e in old.get(device_id, ()) if id(e[0]) not in removed])
-            changed[device_id].append((claim, admin))
-    position = {id(c): n for n, c in enumerate(claims)}
-    index = dict(old)
-    for device_id, entries in changed.items():
-        if entries:
-            index[device_id] = sorted(entries, key=lambda e: position[id(e[0])])
-        else:
-            index.pop(device_id, None)
-    return index
 
 
 def _holder(claim: Obj, admin: bool) -> Holder:
