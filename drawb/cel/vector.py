@@ -24,6 +24,7 @@ import pandas as pd
 
 from drawb.cel import library
 from drawb.cel.ast import Node
+from drawb.cel.reads import DEVICE_MAPS, attribute_read, domain_ref
 from drawb.cel.interp import COST_LIMIT, Compiler, Ctx
 from drawb.cel.operators import (
     STRICT_OPERATORS,
@@ -466,39 +467,8 @@ class _Opaque(Exception):
     """This subtree reads the device in a way only the per-device interpreter handles."""
 
 
-_DEVICE_MAPS = ("device.attributes", "device.capacity")
-
-
-def _domain_ref(node: Node) -> tuple[str, str] | None:
-    """`device.attributes["dom"]` / `device.capacity.dom` -> ("attributes"|"capacity", dom)."""
-    if node.kind == "call" and node.name == "_[_]" and len(node.args) == 2:
-        base, key = node.args
-        if base.kind == "ident" and (base.ref_name or base.name) in _DEVICE_MAPS and key.kind == "const":
-            if isinstance(key.value, str):
-                return (base.ref_name or base.name)[len("device.") :], key.value
-    if node.kind == "select" and not node.test_only:
-        base = node.target
-        if base.kind == "ident" and (base.ref_name or base.name) in _DEVICE_MAPS:
-            return (base.ref_name or base.name)[len("device.") :], node.name
-    return None
-
-
-def _attribute_read(node: Node) -> tuple[str, str] | None:
-    """``device.attributes["dom"].key`` / ``device.attributes["dom"]["key"]`` -> ("dom", "key")."""
-    if node.kind == "select" and not node.test_only:
-        ref = _domain_ref(node.target)
-        if ref is not None and ref[0] == "attributes":
-            return ref[1], node.name
-    if node.kind == "call" and node.name == "_[_]" and len(node.args) == 2 and node.target is None:
-        ref = _domain_ref(node.args[0])
-        key = node.args[1]
-        if ref is not None and ref[0] == "attributes" and key.kind == "const" and type(key.value) is str:
-            return ref[1], key.value
-    return None
-
-
 def _is_map_ident(node: Node) -> bool:
-    return node.kind == "ident" and (node.ref_name or node.name) in _DEVICE_MAPS
+    return node.kind == "ident" and (node.ref_name or node.name) in DEVICE_MAPS
 
 
 def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
@@ -510,7 +480,7 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
         return qualified if which == "attributes" else capacity_column(qualified)
 
     def walk(e: Node) -> bool:
-        whole = _domain_ref(e)
+        whole = domain_ref(e)
         if whole is not None:  # one domain's map as a value: all of that domain's columns
             which, domain = whole
             if which == "attributes":
@@ -529,20 +499,20 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
                 return True
         if e.kind == "ident":
             name = e.ref_name or e.name
-            if name in _DEVICE_MAPS or name == "device":
+            if name in DEVICE_MAPS or name == "device":
                 return False
             if name == "device.allowMultipleAllocations":
                 out.add(ALLOW_MULTIPLE)
             return True
         if e.kind == "select":
-            ref = _domain_ref(e.target)
+            ref = domain_ref(e.target)
             if ref is not None:
                 out.add(column(ref[0], ref[1], e.name))
                 return True
             if e.test_only and _is_map_ident(e.target):
                 return True
         if e.kind == "call" and e.name in ("_[_]", "_?._", "_[?_]") and len(e.args) == 2:
-            ref = _domain_ref(e.args[0])
+            ref = domain_ref(e.args[0])
             key = e.args[1]
             if ref is not None and key.kind == "const" and isinstance(key.value, str):
                 out.add(column(ref[0], ref[1], key.value))
@@ -550,7 +520,7 @@ def device_columns(node: Node, cols: FrameColumns) -> set[str] | None:
         if e.kind == "call" and e.name == "@in" and len(e.args) == 2:
             item, container = e.args
             if item.kind == "const" and isinstance(item.value, str):
-                ref = _domain_ref(container)
+                ref = domain_ref(container)
                 if ref is not None:
                     out.add(column(ref[0], ref[1], item.value))
                     return True
@@ -617,13 +587,13 @@ class Vectorizer:
                 return Coded(codes, [bool(v) if v is not None else False for v in raw])
             raise _Opaque
         if kind == "select":
-            ref = _domain_ref(node.target)
+            ref = domain_ref(node.target)
             if ref is not None:
                 which, domain = ref
                 if node.test_only:
                     return self._present(which, domain, node.name)
                 return self._column(which, domain, node.name, optional=False)
-            if node.target.kind == "ident" and (node.target.ref_name or node.target.name) in _DEVICE_MAPS:
+            if node.target.kind == "ident" and (node.target.ref_name or node.target.name) in DEVICE_MAPS:
                 if node.test_only:
                     return _const(n, True)  # a missing domain reads as an empty map
             operand = self.eval(node.target)
@@ -642,7 +612,7 @@ class Vectorizer:
         unrolled over the keys the frame has in that domain, in the map's order: per key, the loop
         body with the key as a constant, vectorized, applied on the rows that have the key. Any
         part needing the per-device interpreter makes the whole macro go to it."""
-        ref = _domain_ref(node.iter_range) if node.iter_range is not None else None
+        ref = domain_ref(node.iter_range) if node.iter_range is not None else None
         if ref is None or node.iter_var2 or node.accu_var in self._bound:
             raise _Opaque
         which, domain = ref
@@ -690,7 +660,7 @@ class Vectorizer:
         for read, other in ((args[0], args[1]), (args[1], args[0])):
             if other.kind != "const" or type(other.value) is not str:
                 continue
-            ref = _attribute_read(read)
+            ref = attribute_read(read)
             if ref is None:
                 continue
             column = f"{ref[0]}/{ref[1]}"
@@ -711,19 +681,19 @@ class Vectorizer:
         args = node.args
         # fixed attribute / capacity reads
         if name in ("_[_]", "_?._", "_[?_]") and len(args) == 2 and args[1].kind == "const":
-            ref = _domain_ref(args[0])
+            ref = domain_ref(args[0])
             key = args[1].value
             if ref is not None and isinstance(key, str):
                 return self._column(ref[0], ref[1], key, optional=name != "_[_]")
-            if args[0].kind == "ident" and (args[0].ref_name or args[0].name) in _DEVICE_MAPS:
+            if args[0].kind == "ident" and (args[0].ref_name or args[0].name) in DEVICE_MAPS:
                 if name != "_[_]" and isinstance(key, str):
                     raise _Opaque
         if name == "@in" and len(args) == 2 and args[0].kind == "const" and isinstance(args[0].value, str):
-            ref = _domain_ref(args[1])
+            ref = domain_ref(args[1])
             if ref is not None:
                 return self._present(ref[0], ref[1], args[0].value)
             base = args[1]
-            if base.kind == "ident" and (base.ref_name or base.name) in _DEVICE_MAPS:
+            if base.kind == "ident" and (base.ref_name or base.name) in DEVICE_MAPS:
                 return _domain_present(self.cols, (base.ref_name or base.name)[len("device.") :], args[0].value)
         if name in ("_==_", "_!=_") and len(args) == 2:
             compared = self._string_comparison(args, equal=name == "_==_")

@@ -46,6 +46,7 @@ COMMAND_MODULES = (
     "drawb.commands.why",
     "drawb.commands.map",
     "drawb.commands.versions",
+    "drawb.commands.upgrade",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

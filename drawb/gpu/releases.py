@@ -90,10 +90,16 @@ RELEASES: dict[str, DriverRelease] = {r.name: r for r in (_V25_3, _V25_8, _V25_1
 _INDEXED_NAME = re.compile(rf"^\d{{5}}-{re.escape(DOMAIN)}-")  # 00000-gpu.nvidia.com-<node>-<suffix>
 DEFAULT_RELEASE = "v0.4"  # what the simulated cluster's scenarios publish unless they name another
 
+# The DeviceClasses the driver's chart installs for GPU devices (vfio.gpu.nvidia.com from v25.12).
+GPU_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")
+
+# Attributes a release publishes as a list when its own DRAListTypeAttributes gate is on: the release.
+LIST_ATTRIBUTES: dict[str, str] = {f"{STANDARD}/numaNode": "v0.5"}
+
 # What to read instead of an attribute a later release no longer publishes.
 REPLACEMENTS: dict[str, str] = {
-    f"{DOMAIN}/index": f"{DOMAIN}/uuid or {STANDARD}/pciBusID (index was the GPU's NVML index)",
-    f"{DOMAIN}/minor": f"{DOMAIN}/uuid or {STANDARD}/pciBusID (the device name gpu-<minor> still carries the minor)",
+    f"{DOMAIN}/index": f"{DOMAIN}/uuid or {STANDARD}/pciBusID",
+    f"{DOMAIN}/minor": f"{DOMAIN}/uuid or {STANDARD}/pciBusID",
     f"{DOMAIN}/parentIndex": f"{DOMAIN}/parentUUID",
     f"{DOMAIN}/pcieBusID": f"{STANDARD}/pciBusID",
 }

@@ -32,6 +32,9 @@ BEHAVIOURS: dict[str, int] = {
     "api.tolerations_gated": 35,
     # DeviceTaintRule is served in resource.k8s.io/v1.
     "api.device_taint_rule_v1": 37,
+    # matchAttribute over a list-valued attribute holds when the devices share a value, distinctAttribute when
+    # they share none (the allocators with ListTypeAttributes; list values need DRAListTypeAttributes on).
+    "alloc.list_attribute_constraints": 36,
     # The allocator sorts pools and slices by name before it searches (deterministic order).
     "alloc.deterministic_order": 36,
     # distinctAttribute compares attribute values (1.34 compares the attributes' addresses).

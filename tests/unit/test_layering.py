@@ -23,11 +23,12 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # drawb.build is the claim builder's model: it predicts with the scheduler's view, and only the
     # notebook's claim builder uses it.
     ("workflows", ("drawb.check", "drawb.doctor", "drawb.migrate", "drawb.convert", "drawb.snapshot", "drawb.map",
-                   "drawb.build")),
+                   "drawb.build", "drawb.upgrade")),
     ("the scheduler's view", ("drawb.plan", "drawb.explain")),
     ("session", ("drawb.session",)),
     ("cluster access", ("drawb.cluster",)),
-    # drawb.access is the RBAC manifest alone: the REST layer reads a 403 against it (drawb.cluster.refusal).
+    # drawb.access is the RBAC manifest (the REST layer reads a 403 against it: drawb.cluster.refusal) and the
+    # reading of any role's rules.
     ("the RBAC manifest", ("drawb.access",)),
     ("pure core", ("drawb.alloc", "drawb.render", "drawb.apirules", "drawb.inventory", "drawb.cel", "drawb.gpu", "drawb.api")),
     # drawb.redact (credentials out of every message: DrawbError uses it), drawb.release (drawb's own
