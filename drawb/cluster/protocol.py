@@ -60,6 +60,7 @@ KINDS: dict[str, Kind] = {
         Kind("DeviceClass", "resource.k8s.io/v1", "deviceclasses", False),
         Kind("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True),
         Kind("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True),
+        Kind("DeviceTaintRule", "resource.k8s.io/v1", "devicetaintrules", False),
         Kind("Pod", "v1", "pods", True),
         Kind("Node", "v1", "nodes", False),
         Kind("Namespace", "v1", "namespaces", False),
@@ -96,6 +97,7 @@ OTHER_KINDS: dict[str, Kind] = {
         Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True),
         Kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", True),
         Kind("StorageClass", "storage.k8s.io/v1", "storageclasses", False),
+        Kind("ResourcePoolStatusRequest", "resource.k8s.io/v1alpha3", "resourcepoolstatusrequests", False),
     )
 }
 
@@ -177,8 +179,9 @@ class Cluster(Protocol):
 
     description: str
 
-    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
-        """All objects of ``kind`` (in ``namespace``, or everywhere)."""
+    def list(self, kind: str, namespace: str | None = None, *, api_version: str | None = None) -> list[dict]:
+        """All objects of ``kind`` (in ``namespace``, or everywhere); ``api_version``: read through that version
+        of the kind's group (one the server serves where it lacks the kind's own)."""
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """One object, or None when it does not exist."""

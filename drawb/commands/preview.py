@@ -110,14 +110,17 @@ def workload_for(session: Session, target: str | None, file: str | None, namespa
 
 
 def plan_state(session: Session) -> tuple[PlanState, str, bool]:
-    """The cluster now, under its version and gates; its description; whether it is simulated."""
+    """The cluster now, under its version and gates (the DeviceTaintRules its scheduler applies on its
+    devices); its description; whether it is simulated."""
+    from drawb.alloc.taintrules import with_rule_taints
     from drawb.plan import PlanState
-    from drawb.plan.target import scheduler_target
+    from drawb.plan.target import scheduled_taint_rules, scheduler_target
 
     cluster = session.cluster
     version = cluster.server_version()
     target = scheduler_target(cluster, session.rules_version)
-    state = PlanState(nodes=cluster.list("Node"), slices=cluster.list("ResourceSlice"),
+    slices = with_rule_taints(cluster.list("ResourceSlice"), scheduled_taint_rules(cluster, target))
+    state = PlanState(nodes=cluster.list("Node"), slices=slices,
                       classes=cluster.list("DeviceClass"), claims=cluster.list("ResourceClaim"),
                       kubernetes_version=target.kubernetes_version, feature_gates=target.feature_gates)
     description = cluster.description

@@ -47,6 +47,7 @@ COMMAND_MODULES = (
     "drawb.commands.map",
     "drawb.commands.versions",
     "drawb.commands.upgrade",
+    "drawb.commands.taints",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]

@@ -33,3 +33,31 @@ def scheduler_target(cluster: Cluster, fallback_version: str) -> SchedulerTarget
     version = rules.minor if rules is not None else fallback_version
     return SchedulerTarget(version, dra_gates(cluster.feature_gates_metric()),
                            parsed.minor_text if newer and parsed else None)
+
+
+def served_version(cluster: Cluster, kind: str, minor: str) -> str | None:
+    """The ``resource.k8s.io`` version the cluster serves ``kind`` through (the minor's preferred first);
+    None when it serves none of those that have it."""
+    have = versions.rules(minor).kind_versions(kind)
+    if not have:
+        return None
+    served = set(cluster.group_versions("resource.k8s.io"))
+    return next((v for v in have if v in served), None)
+
+
+def gate_on(target: SchedulerTarget, gate: str | None) -> bool:
+    """Whether ``gate`` is on for the cluster's scheduler (its default where the cluster does not say)."""
+    if gate is None:
+        return False
+    return versions.rules(target.kubernetes_version).gate_values(target.feature_gates, enforce_locks=False).get(gate, False)
+
+
+def scheduled_taint_rules(cluster: Cluster, target: SchedulerTarget) -> list[dict]:
+    """The DeviceTaintRules the cluster's scheduler applies to devices: none while their gate is off or the
+    cluster serves no version of them."""
+    if not gate_on(target, versions.rules(target.kubernetes_version).kind_gate("DeviceTaintRule")):
+        return []
+    version = served_version(cluster, "DeviceTaintRule", target.kubernetes_version)
+    if version is None:
+        return []
+    return cluster.list("DeviceTaintRule", api_version=f"resource.k8s.io/{version}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from drawb.errors import DrawbError
 from drawb.versions import allocator
-from drawb.versions.facts import AVAILABLE, BEHAVIOURS, RELEASES, SERVED
+from drawb.versions.facts import AVAILABLE, BEHAVIOURS, KIND_GATES, KIND_VERSIONS, RELEASES, SERVED
 from drawb.versions.flags import MalformedFeatureGates, parse_feature_gates
 from drawb.versions.gates import Gate, gates_of
 from drawb.versions.parse import NotAKubernetesVersion, Version, parse
@@ -79,6 +79,15 @@ class Rules:
         except KeyError:
             raise KeyError(f"unknown behaviour {behaviour!r}; known: {', '.join(sorted(BEHAVIOURS))}") from None
 
+    def kind_versions(self, kind: str) -> tuple[str, ...]:
+        """The ``resource.k8s.io`` versions that have ``kind`` (``DeviceTaintRule``...) in this minor, the
+        preferred first; empty when the minor lacks it."""
+        return _holding(KIND_VERSIONS[kind], self.number) or ()
+
+    def kind_gate(self, kind: str) -> str | None:
+        """The gate the components acting on ``kind`` read in this minor (None: the minor lacks the kind)."""
+        return _holding(KIND_GATES[kind], self.number)
+
     @property
     def field_gates(self) -> tuple[str, ...]:
         """The gates that can be turned off and then make the API server drop fields or objects."""
@@ -128,6 +137,12 @@ class Rules:
     def allocator(self, gate_values: Mapping[str, bool]) -> str | None:
         """The allocator implementation (``stable``, ``incubating``, ``experimental``) these gates select."""
         return allocator.implementation(self.number, self.allocator_features(gate_values))
+
+
+def _holding(history: tuple, number: int):
+    """The value of a ``((since, value), ...)`` history at minor ``number`` (None before the first)."""
+    held = [value for since, value in history if since <= number]
+    return held[-1] if held else None
 
 
 def is_dra_gate(name: str) -> bool:

@@ -14,6 +14,21 @@ RELEASES: dict[int, str] = {34: "v1.34.4", 35: "v1.35.4", 36: "v1.36.3", 37: "v1
 SERVED: tuple[str, ...] = ("v1",)
 AVAILABLE: tuple[str, ...] = ("v1", "v1beta2", "v1beta1", "v1alpha3")
 
+# DRA kinds beyond v1's first five: the resource.k8s.io versions that have each, from the minor they hold
+# (pkg/registry/resource/rest/storage_resource.go), the one drawb writes first. A default API server serves
+# only those in SERVED; --runtime-config turns on the others.
+KIND_VERSIONS: dict[str, tuple[tuple[int, tuple[str, ...]], ...]] = {
+    "DeviceTaintRule": ((34, ("v1alpha3",)), (36, ("v1beta2", "v1alpha3")), (37, ("v1", "v1beta2", "v1alpha3"))),
+    "ResourcePoolStatusRequest": ((36, ("v1alpha3",)),),
+}
+
+# The gate the components acting on each kind read, from the minor it holds: kube-scheduler (taints of
+# DeviceTaintRules on devices) and kube-controller-manager (eviction, the pool status controller).
+KIND_GATES: dict[str, tuple[tuple[int, str], ...]] = {
+    "DeviceTaintRule": ((34, "DRADeviceTaints"), (35, "DRADeviceTaintRules")),
+    "ResourcePoolStatusRequest": ((36, "DRAResourcePoolStatus"),),
+}
+
 # Behaviours that are not feature gates, with the first minor that has each.
 BEHAVIOURS: dict[str, int] = {
     # The API server's CEL compatibility version (one minor back) includes cel-go's ext.Lists
@@ -35,6 +50,10 @@ BEHAVIOURS: dict[str, int] = {
     # matchAttribute over a list-valued attribute holds when the devices share a value, distinctAttribute when
     # they share none (the allocators with ListTypeAttributes; list values need DRAListTypeAttributes on).
     "alloc.list_attribute_constraints": 36,
+    # A device taint may have effect None (informational: it blocks and evicts nothing).
+    "api.taint_effect_none": 35,
+    # The pool status controller counts tainted devices as unavailable and a shared device once.
+    "pools.counts_taints": 37,
     # The allocator sorts pools and slices by name before it searches (deterministic order).
     "alloc.deterministic_order": 36,
     # distinctAttribute compares attribute values (1.34 compares the attributes' addresses).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from collections.abc import Callable, Iterator
 
@@ -83,13 +85,17 @@ class KubeCluster:
     def _path(self, kind: str, namespace: str | None = None, name: str | None = None) -> str:
         return kind_of(kind).path(namespace, name)
 
-    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
-        """All objects of ``kind``: from the live store when watched, else listed page by page."""
+    def list(self, kind: str, namespace: str | None = None, *, api_version: str | None = None) -> list[dict]:
+        """All objects of ``kind``: from the live store when watched, else listed page by page (through
+        ``api_version`` of the kind's group when given)."""
+        known = kind_of(kind)
         informer = self._informers.get(kind)
-        if informer is not None and informer.synced.is_set():
+        if informer is not None and informer.synced.is_set() and api_version in (None, known.api_version):
             items = informer.items()
             return [o for o in items if namespace is None or o["metadata"].get("namespace") == namespace]
-        return list_objects(self.client, kind_of(kind), namespace)[0]
+        if api_version is not None:
+            known = dataclasses.replace(known, api_version=api_version)
+        return list_objects(self.client, known, namespace)[0]
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """One object, or None when the server says it does not exist."""

@@ -33,6 +33,7 @@ from drawb.cluster.sim.namespaces import (
     namespace_object,
     set_namespace_defaults,
 )
+from drawb.cluster.sim.taintevict import stamp_time_added
 from drawb.cluster.sim.validate import check_name, check_rules, check_schema
 from drawb.cluster.sim.watch import SimWatch
 from drawb.cluster.sim.workloads import demo_workloads
@@ -179,8 +180,9 @@ class SimCluster:
             self._frozen = False
             gc.unfreeze()
 
-    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
-        """All objects of ``kind`` in (namespace, name) order: the stored objects themselves, read-only."""
+    def list(self, kind: str, namespace: str | None = None, *, api_version: str | None = None) -> list[dict]:
+        """All objects of ``kind`` in (namespace, name) order: the stored objects themselves, read-only (the
+        simulation keeps one shape per kind, whatever ``api_version`` it is read through)."""
         kind_of(kind)
         self.lifecycle.catch_up()
         stored = self._by_kind.get(kind, {})
@@ -233,6 +235,8 @@ class SimCluster:
         labelled = with_managed_label(copy.deepcopy(obj))
         self.gated_fields.drop(labelled, existing)
         apply_defaults(labelled)
+        if key[0] == "DeviceTaintRule":
+            stamp_time_added(labelled, existing, self.lifecycle.clock.timestamp(self.lifecycle.clock.now()))
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         check_rules(labelled, self.kubernetes_version, lambda _name: labels)
         if key[0] == "Namespace":

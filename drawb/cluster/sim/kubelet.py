@@ -76,6 +76,11 @@ def mark_scheduled(pod: dict, node: str, when: str) -> None:
     _set_condition(pod.setdefault("status", {}), _condition("PodScheduled", True, when))
 
 
+def mark_disrupted(pod: dict, reason: str, message: str, when: str) -> None:
+    """DisruptionTarget=True, as a controller sets it before it deletes the pod."""
+    _set_condition(pod.setdefault("status", {}), _condition("DisruptionTarget", True, when, reason, message))
+
+
 def mark_unschedulable(pod: dict, message: str, when: str, *, error: bool = False) -> bool:
     """PodScheduled=False with the scheduler's message; True if the condition changed."""
     status = pod.setdefault("status", {})

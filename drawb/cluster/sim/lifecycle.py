@@ -18,8 +18,11 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from drawb import versions
+from drawb.alloc.taintrules import with_rule_taints
 from drawb.cluster.sim import claims as claimctl
 from drawb.cluster.sim import kubelet
+from drawb.cluster.sim import taintevict
 from drawb.cluster.sim.clock import Clock
 from drawb.cluster.sim.events import EventRecorder
 from drawb.cluster.sim.podlogs import Run, simulate
@@ -88,6 +91,12 @@ class Lifecycle:
         self._images: dict[str, set[str]] = {}
         self._busy = False
         self._quiet = False
+        self.taint_rules: dict[str, dict] = {}
+        self._rules_on = feature_gates.get(versions.rules(kubernetes_version).kind_gate("DeviceTaintRule") or "", False)
+        self._evicts = feature_gates.get("DRADeviceTaints", False)  # kube-controller-manager runs the controller
+        self._noexecute_slices: dict[str, dict] = {}
+        self._evictions_dirty = False
+        self._eviction_due: dict[NsKey, float] = {}
 
     # --- the store tells us what changed -----------------------------------------------------
 
@@ -121,6 +130,12 @@ class Lifecycle:
         elif kind == "ResourceSlice":
             self._slice_changed(meta["name"], obj, deleted)
             self._retry_unschedulable()
+        elif kind == "DeviceTaintRule":
+            self._index(self.taint_rules, meta["name"], obj, deleted)
+            self._slice_list = None
+            self._retry_unschedulable()
+        if kind in ("Pod", "ResourceClaim", "ResourceSlice", "DeviceTaintRule"):
+            self._evictions_dirty = True
 
     @staticmethod
     def _index(index: dict, key, obj: dict, deleted: bool) -> None:
@@ -174,9 +189,12 @@ class Lifecycle:
         self._slice_list = None
         if old is not None:
             self._slices_by_node.get(old["spec"].get("nodeName"), {}).pop(name, None)
+        self._noexecute_slices.pop(name, None)
         if not deleted:
             self._slices[name] = rs
             self._slices_by_node.setdefault(rs["spec"].get("nodeName"), {})[name] = rs
+            if taintevict.has_noexecute(rs):
+                self._noexecute_slices[name] = rs
 
     def _retry_unschedulable(self) -> None:
         self._schedule_queue.update(self._unschedulable)
@@ -223,6 +241,9 @@ class Lifecycle:
                 key = next(iter(self._schedule_queue))
                 del self._schedule_queue[key]
                 self._schedule(key)
+        if self._evictions_dirty:
+            self._evictions_dirty = False
+            self._plan_evictions()
 
     def _timer(self, delay: float, action: str, key: NsKey, uid: str, container: str = "") -> None:
         heapq.heappush(self._timers, (self.now + delay, next(self._sequence), action, key, uid, container))
@@ -280,12 +301,54 @@ class Lifecycle:
         """The scheduler's view of the cluster for one attempt (its PreFilter state): the objects in the
         order the store lists them, so what the view keeps for them serves the commands' views too."""
         if self._slice_list is None:
-            self._slice_list = [self._slices[n] for n in sorted(self._slices)]
+            self._slice_list = with_rule_taints([self._slices[n] for n in sorted(self._slices)],
+                                                self._applied_rules())
         if self._claim_order is None:
             self._claim_order = sorted(self.claims)
         return PlanState(nodes=self._ordered_nodes(), slices=self._slice_list,
                          classes=list(self.classes.values()), claims=[self.claims[k] for k in self._claim_order],
                          kubernetes_version=self.kubernetes_version, feature_gates=self.feature_gates)
+
+    def _applied_rules(self) -> list[dict]:
+        """The DeviceTaintRules the scheduler applies to devices (none while their gate is off)."""
+        return [self.taint_rules[n] for n in sorted(self.taint_rules)] if self._rules_on else []
+
+    # --- device taint eviction controller ----------------------------------------------------------
+
+    def _due_evictions(self) -> dict[NsKey, tuple[float, str]]:
+        if not self._evicts:
+            return {}
+        rules = self._applied_rules()
+        if not self._noexecute_slices and not any(r["spec"].get("taint", {}).get("effect") == "NoExecute" for r in rules):
+            return {}
+        taints = taintevict.noexecute_taints(self._noexecute_slices.values(), self._slices.values(), rules)
+        return taintevict.due_evictions(taints, self.claims.values(), self._pods_by_uid,
+                                        taintevict.seconds_of(self.clock.timestamp), self.now)
+
+    def _plan_evictions(self) -> None:
+        """A timer for every pod a NoExecute taint evicts, at its time (a changed time replaces the old)."""
+        for key, (when, uid) in self._due_evictions().items():
+            if self._eviction_due.get(key) != when:
+                self._eviction_due[key] = when
+                self._timer(max(0.0, when - self.now), "evict", key, uid)
+
+    def _evict(self, key: NsKey, uid: str) -> None:
+        """Delete the pod if a taint still evicts it by now, marked as the controller marks it."""
+        self._eviction_due.pop(key, None)
+        pod = self.pods.get(key)
+        due = self._due_evictions().get(key)
+        if pod is None or pod["metadata"].get("uid") != uid or due is None:
+            return
+        if due[0] > self.now:
+            self._eviction_due[key] = due[0]
+            self._timer(due[0] - self.now, "evict", key, uid)
+            return
+        draft = copy_tree(pod)
+        kubelet.mark_disrupted(draft, taintevict.REASON, taintevict.MESSAGE, self.clock.timestamp(self.now))
+        pod = self._store_quietly(draft)
+        self.events.record(pod, type_="Normal", reason="DeviceTaintManagerEviction", message="Marking for deletion",
+                           component=taintevict.COMPONENT)
+        self._discard("Pod", key[0], key[1])
 
     def decide(self, pod: dict, claims: list[dict]) -> Decision:
         """The scheduler's decision for ``pod`` whose claims (in pod order, all existing) are ``claims``."""
@@ -297,6 +360,8 @@ class Lifecycle:
             return
         if pod["metadata"].get("deletionTimestamp"):
             return  # the scheduler skips a pod being deleted (seen in snapshots of namespaces going away)
+        if pod["spec"].get("schedulingGates"):
+            return  # PreEnqueue (SchedulingGates): the pod waits until its gates are removed
         names = claimctl.pod_claim_names(pod)
         if any(n is None for n in names.values()) or any((key[0], n) not in self.claims for n in names.values()):
             return  # PreEnqueue: a claim is not created yet; the pod waits without an event
@@ -398,6 +463,9 @@ class Lifecycle:
         return set(self._images.get(node, ()))
 
     def _fire(self, action: str, key: NsKey, uid: str, name: str) -> None:
+        if action == "evict":
+            self._evict(key, uid)
+            return
         pod = self.pods.get(key)
         run = self._runs.get(key)
         if pod is None or run is None or run.uid != uid:

@@ -7,6 +7,8 @@ plane is built from; nothing is skipped when they are absent: they are fetched.
 
 from __future__ import annotations
 
+import re
+
 from drawb import versions
 from tests.unit.versions.go_feature_gates import gates_in, is_dra_gate, release, resource_versions
 
@@ -31,3 +33,14 @@ def test_served_and_available_group_versions_are_the_release_defaults(release):
 def test_the_release_is_the_minor_it_stands_for(release):
     rules, _ = release
     assert versions.parse(rules.release).minor_text == rules.minor
+
+
+def test_the_group_versions_that_have_each_newer_kind_are_the_releases(release):
+    rules, source = release
+    text = (source / "pkg/registry/resource/rest/storage_resource.go").read_text()
+    for kind, plural in (("DeviceTaintRule", "devicetaintrules"), ("ResourcePoolStatusRequest", "resourcepoolstatusrequests")):
+        found = re.findall(rf'resource := "{plural}"; apiResourceConfigSource\.ResourceEnabled\(resource(v\w+)\.', text)
+        assert sorted(rules.kind_versions(kind)) == sorted(found), kind
+        assert (rules.kind_gate(kind) is None) == (not found)
+        if found:
+            assert rules.kind_gate(kind) in rules.gates

@@ -1,0 +1,268 @@
+"""Device taints for people: every taint on the cluster's devices and what it reaches (``taint_uses``),
+and what a new taint would do before it is written (``blast_radius``).
+
+A taint reaches the claims allocated on its devices and the pods those claims are reserved for. A new
+taint with effect NoExecute evicts the bound pods whose allocation results do not tolerate it for ever
+(``drawb.alloc.eviction``); NoSchedule and NoExecute (every effect in 1.34) keep new allocations off its
+devices, so a pending pod whose claims fit now only on those devices loses its only fit. Nodes whose
+pools hold none of the devices see the same devices before and after, so they are looked at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from drawb.alloc import AllocationError
+from drawb.alloc.eviction import pods_of_claim, taint_delay
+from drawb.alloc.rules import rules_for
+from drawb.alloc.taintrules import rule_hits, taint_of, with_rule_taints
+from drawb.alloc.taints import BLOCKING
+from drawb.alloc.verdicts import verdicts
+from drawb.alloc.versions import flavor as resolve_flavor
+from drawb.alloc.view import PlanState
+from drawb.plan.errors import ObjectNotFound
+from drawb.plan.preview import try_nodes
+from drawb.plan.workload import NoClaims, resolve
+
+DeviceID = tuple[str, str, str]
+Obj = Mapping[str, Any]
+
+
+def device_text(device: DeviceID) -> str:
+    """``driver/pool/device``."""
+    return "/".join(device)
+
+
+def object_text(obj: Obj) -> str:
+    """``namespace/name``."""
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def taint_text(taint: Mapping[str, Any]) -> str:
+    """``key=value:effect`` as kubectl writes node taints."""
+    value = taint.get("value")
+    return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect', '')}"
+
+
+@dataclass(frozen=True)
+class Objects:
+    """What a taint can reach: the cluster's objects, under its version and gates."""
+
+    nodes: Sequence[Obj]
+    slices: Sequence[Obj]  # as published (DeviceTaintRules not applied)
+    classes: Sequence[Obj]
+    claims: Sequence[Obj]
+    pods: Sequence[Obj]
+    templates: Sequence[Obj]
+    taint_rules: Sequence[Obj]  # the DeviceTaintRules the scheduler applies (none while its gate is off)
+    kubernetes_version: str
+    feature_gates: Mapping[str, bool] | None
+
+
+def _claims_by_device(claims: Iterable[Obj]) -> dict[DeviceID, list[Obj]]:
+    found: dict[DeviceID, list[Obj]] = {}
+    for claim in claims:
+        for result in (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ():
+            found.setdefault((result.get("driver", ""), result.get("pool", ""), result.get("device", "")), []).append(claim)
+    return found
+
+
+def _pods_by_uid(pods: Iterable[Obj]) -> dict[str, Obj]:
+    return {(p.get("metadata") or {}).get("uid", ""): p for p in pods}
+
+
+def _reserved_pods(claim: Obj, pods_by_uid: Mapping[str, Obj]) -> list[Obj]:
+    refs = (claim.get("status") or {}).get("reservedFor") or ()
+    return [pods_by_uid[r["uid"]] for r in refs if r.get("uid") in pods_by_uid]
+
+
+@dataclass
+class TaintUse:
+    """One taint of one source (a ResourceSlice or a DeviceTaintRule) and what it reaches."""
+
+    source: str  # ResourceSlice/NAME or DeviceTaintRule/NAME
+    taint: dict
+    devices: list[str] = field(default_factory=list)
+    claims: list[str] = field(default_factory=list)
+    pods: list[str] = field(default_factory=list)
+    status: str = ""  # a DeviceTaintRule's EvictionInProgress condition, as the controller wrote it
+    ids: list[DeviceID] = field(default_factory=list, repr=False)
+
+
+def taint_uses(slices: Sequence[Obj], taint_rules: Sequence[Obj], claims: Sequence[Obj], pods: Sequence[Obj]) -> list[TaintUse]:
+    """Every taint, those of slices first (in slice order), then those of DeviceTaintRules."""
+    uses: dict[tuple[str, str], TaintUse] = {}
+    for rs in slices:
+        spec = rs.get("spec") or {}
+        driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
+        for device in spec.get("devices") or ():
+            for taint in device.get("taints") or ():
+                source = f"ResourceSlice/{(rs.get('metadata') or {}).get('name', '')}"
+                use = uses.setdefault((source, taint_text(taint)), TaintUse(source, dict(taint)))
+                use.ids.append((driver, pool, device.get("name", "")))
+    for rule in taint_rules:
+        source = f"DeviceTaintRule/{(rule.get('metadata') or {}).get('name', '')}"
+        uses[(source, "")] = TaintUse(source, taint_of(rule), status=_eviction_status(rule))
+    for rule, rs, device in rule_hits(slices, taint_rules):
+        spec = rs.get("spec") or {}
+        uses[(f"DeviceTaintRule/{rule['metadata']['name']}", "")].ids.append(
+            (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), device.get("name", "")))
+    by_device = _claims_by_device(claims)
+    by_uid = _pods_by_uid(pods)
+    for use in uses.values():
+        use.devices = [device_text(d) for d in use.ids]
+        reached = {object_text(c): c for d in use.ids for c in by_device.get(d, ())}
+        use.claims = sorted(reached)
+        use.pods = sorted({object_text(p) for c in reached.values() for p in _reserved_pods(c, by_uid)})
+    return list(uses.values())
+
+
+def _eviction_status(rule: Obj) -> str:
+    for condition in (rule.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "EvictionInProgress":
+            return f"EvictionInProgress={condition.get('status')}: {condition.get('message', '')}".strip()
+    return ""
+
+
+@dataclass
+class BlastRadius:
+    """What a new taint on ``devices`` would reach."""
+
+    taint: dict
+    devices: list[str]
+    claims: list[str]
+    evicted: dict[str, float]  # pod -> seconds after the taint is added that it is evicted (0: at once)
+    losing_fit: list[str]  # pending pods that fit now only on the devices
+    blocks_allocation: bool  # the scheduler keeps new allocations off the devices
+    evicts: bool  # the effect evicts (NoExecute)
+
+    def by_namespace(self) -> dict[str, dict[str, list[str]]]:
+        """Per namespace: its claims, evicted pods and pending pods losing their fit."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for what, names in (("claims", self.claims), ("evicted_pods", sorted(self.evicted)),
+                            ("pending_pods_losing_fit", self.losing_fit)):
+            for name in names:
+                namespace = name.split("/", 1)[0]
+                out.setdefault(namespace, {"claims": [], "evicted_pods": [], "pending_pods_losing_fit": []})[what].append(name)
+        return dict(sorted(out.items()))
+
+
+def blast_radius(objects: Objects, devices: Sequence[DeviceID], taint: Mapping[str, Any],
+                 before: Callable[[], PlanState] | None = None) -> BlastRadius:
+    """What ``taint`` on ``devices`` reaches (``before``: the cluster's PlanState now, when the caller has it)."""
+    chosen = set(devices)
+    flavor = resolve_flavor(objects.kubernetes_version, objects.feature_gates)
+    alloc_rules = rules_for(flavor)
+    effect = taint.get("effect") or ""
+    blocks = alloc_rules.taints and (effect in BLOCKING or alloc_rules.taint_effects_all)
+    evicts = effect == "NoExecute" and dict(flavor.gates).get("DRADeviceTaints", False)
+    by_device = _claims_by_device(objects.claims)
+    claims = {object_text(c): c for d in devices for c in by_device.get(d, ())}
+    evicted: dict[str, float] = {}
+    if evicts:
+        by_uid = _pods_by_uid(objects.pods)
+        for claim in claims.values():
+            delay = _claim_delay(claim, chosen, taint)
+            if delay is None:
+                continue
+            for pod in pods_of_claim(claim, by_uid):
+                name = object_text(pod)
+                evicted[name] = min(delay, evicted.get(name, delay))
+    losing = _losing_fit(objects, chosen, taint, before) if blocks else []
+    return BlastRadius(dict(taint), [device_text(d) for d in devices], sorted(claims), dict(sorted(evicted.items())),
+                       losing, blocks, evicts)
+
+
+def _claim_delay(claim: Obj, chosen: set[DeviceID], taint: Mapping[str, Any]) -> float | None:
+    best = None
+    for result in (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ():
+        if (result.get("driver", ""), result.get("pool", ""), result.get("device", "")) not in chosen:
+            continue
+        delay = taint_delay(taint, result.get("tolerations") or ())
+        if delay is not None and (best is None or delay < best):
+            best = delay
+    return best
+
+
+def _pending(pods: Iterable[Obj]) -> list[Obj]:
+    return [p for p in pods if not (p.get("spec") or {}).get("nodeName") and (p.get("spec") or {}).get("resourceClaims")
+            and not (p.get("metadata") or {}).get("deletionTimestamp")
+            and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+
+
+def _tainted(slices: Sequence[Obj], chosen: set[DeviceID], taint: Mapping[str, Any]) -> list[Obj]:
+    """``slices`` with ``taint`` added to the chosen devices (as a DeviceTaintRule per device would)."""
+    rules = [{"metadata": {"name": ""}, "spec": {"deviceSelector": {"driver": d, "pool": p, "device": n}, "taint": dict(taint)}}
+             for d, p, n in sorted(chosen)]
+    return with_rule_taints(slices, rules)
+
+
+def _losing_fit(objects: Objects, chosen: set[DeviceID], taint: Mapping[str, Any],
+                before: Callable[[], PlanState] | None) -> list[str]:
+    pending = _pending(objects.pods)
+    if not pending or not chosen:
+        return []
+    slices = with_rule_taints(objects.slices, objects.taint_rules)
+    pools = {(d, p) for d, p, _ in chosen}
+    touched = [rs for rs in slices if ((rs.get("spec") or {}).get("driver"), ((rs.get("spec") or {}).get("pool") or {}).get("name")) in pools]
+    if any(not (rs.get("spec") or {}).get("nodeName") for rs in touched):
+        affected = {n["metadata"]["name"] for n in objects.nodes}  # a slice not local to one node: every node sees it
+    else:
+        affected = {rs["spec"]["nodeName"] for rs in touched}
+    nodes = [n for n in objects.nodes if n["metadata"]["name"] in affected]
+    local = [rs for rs in slices if (rs.get("spec") or {}).get("nodeName") in affected or not (rs.get("spec") or {}).get("nodeName")]
+
+    def state(of: Sequence[Obj], on: Sequence[Obj]) -> PlanState:
+        return PlanState(nodes=on, slices=of, classes=objects.classes, claims=objects.claims,
+                         kubernetes_version=objects.kubernetes_version, feature_gates=objects.feature_gates)
+
+    near_before = state(local, nodes)
+    near_after = state(_tainted(local, chosen, taint), nodes)
+    full: list[PlanState] = []
+    find = _finder(objects)
+    losing = []
+    for pod in pending:
+        meta = pod["metadata"]
+        try:
+            workload = resolve("Pod", meta["name"], meta.get("namespace", ""), find)
+        except (NoClaims, ObjectNotFound):
+            continue  # a claim or template is missing: it fits nowhere now
+        allocating = [c for c in workload.claims if not (c.get("status") or {}).get("allocation")]
+        if not allocating:
+            continue
+        if not try_nodes(workload, near_before, allocating, stop_at_first=True).fits:
+            continue  # it does not fit on those nodes now: the taint changes nothing for it
+        if try_nodes(workload, near_after, allocating, stop_at_first=True).fits:
+            continue
+        if not full:
+            full.append(before() if before is not None else state(slices, objects.nodes))
+        if not _fits_elsewhere(full[0], workload, allocating, affected):
+            losing.append(object_text(pod))
+    return sorted(losing)
+
+
+def _fits_elsewhere(state: PlanState, workload, allocating: list[dict], affected: set[str]) -> bool:
+    held = [c for c in workload.claims if c not in allocating]
+    try:
+        for verdict in verdicts(state, workload.pod, allocating, held):
+            if verdict.reason is None and verdict.node["metadata"]["name"] not in affected:
+                return True
+    except AllocationError:  # the scheduler fails the attempt at that node: it fits nowhere
+        pass
+    return False
+
+
+def _finder(objects: Objects):
+    index: dict[tuple[str, str, str], Obj] = {}
+    for kind, items in (("Pod", objects.pods), ("ResourceClaim", objects.claims), ("ResourceClaimTemplate", objects.templates)):
+        for obj in items:
+            meta = obj.get("metadata") or {}
+            index[(kind, meta.get("namespace", ""), meta.get("name", ""))] = obj
+
+    def find(kind: str, name: str, namespace: str) -> dict | None:
+        return index.get((kind, namespace, name))  # type: ignore[return-value]
+
+    return find
