@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from drawb.alloc.taints import tolerates
+from drawb.api.nodeaffinity import tolerates
 
 DeviceID = tuple[str, str, str]
 Obj = Mapping[str, Any]

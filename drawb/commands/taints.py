@@ -76,14 +76,24 @@ def taints_command(session: Session, args, cell) -> pd.DataFrame | JsonResult:
                 "devices": u.devices, "claims": u.claims, "pods": u.pods, "status": u.status} for u in uses]
     if args.json:
         return JsonResult({"taints": records})
-    frame = pd.DataFrame([{**r, **{k: ", ".join(r[k]) for k in ("devices", "claims", "pods")}} for r in records],
-                         columns=TAINTS_COLUMNS)
+    frame = pd.DataFrame([{**r, "devices": _per_pool(r["devices"]), "claims": ", ".join(r["claims"]),
+                           "pods": ", ".join(r["pods"])} for r in records], columns=TAINTS_COLUMNS)
     if served is None:
         from drawb.commands.registry import with_warning
 
         frame = with_warning(frame, f"the cluster serves no DeviceTaintRules ({_not_served(target.kubernetes_version)}): "
                                     "only the taints of ResourceSlices are listed")
     return frame
+
+
+def _per_pool(devices: list[str]) -> str:
+    """``driver/pool: N devices`` per pool, or the device itself when it is the pool's only one."""
+    pools: dict[str, list[str]] = {}
+    for device in devices:
+        pool, _, name = device.rpartition("/")
+        pools.setdefault(pool, []).append(name)
+    return ", ".join(f"{pool}/{names[0]}" if len(names) == 1 else f"{pool}: {len(names)} devices"
+                     for pool, names in pools.items())
 
 
 def _not_served(minor: str) -> str:
