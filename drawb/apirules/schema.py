@@ -108,11 +108,26 @@ def schema_sets(api_version: str, kind: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=4)
+def _built_in(version: str) -> tuple[tuple[str, str, str], ...]:
+    """``(group, apiVersion, kind)`` of every kind Kubernetes ``version`` serves by itself (``""``: the core group)."""
+    defs = _kv().schema_contents(f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version)
+    return tuple((gvk.get("group", ""), "/".join(p for p in (gvk.get("group"), gvk["version"]) if p), gvk["kind"])
+                 for d in defs.get("$defs", {}).values() for gvk in d.get("x-kubernetes-group-version-kind") or [])
+
+
+@functools.lru_cache(maxsize=4)
 def built_in_groups(version: str) -> frozenset[str]:
     """The API groups Kubernetes ``version`` serves by itself (``""`` is the core group)."""
-    defs = _kv().schema_contents(f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version)
-    return frozenset(gvk.get("group", "") for d in defs.get("$defs", {}).values()
-                     for gvk in d.get("x-kubernetes-group-version-kind") or [])
+    return frozenset(group for group, _, _ in _built_in(version))
+
+
+def _no_api_version(doc: dict, label: str, version: str) -> Issue:
+    """The refusal of a document without ``apiVersion`` (the API server answers 400: it cannot decode it)."""
+    kind = doc.get("kind")
+    known = sorted({api_version for _, api_version, k in _built_in(version) if k == kind})
+    hint = f": a {kind} is {' or '.join(known)}" if known and len(known) <= 3 else ": add the group/version of its kind"
+    return Issue("error", label, "apiVersion", f"apiVersion is not set, so the API server cannot decode the document "
+                 f"(400 BadRequest){hint}", refused_by_server=True)
 
 
 def _unknown_kind(doc: dict, label: str, version: str) -> Issue:
@@ -142,6 +157,8 @@ def _unknown_kind(doc: dict, label: str, version: str) -> Issue:
 def schema_issues(doc: dict, label: str, kubernetes_version: str) -> list[Issue]:
     """Problems with ``doc`` against the strict schema of its kind in ``kubernetes_version``."""
     version = schema_version(kubernetes_version)
+    if not doc.get("apiVersion"):
+        return [_no_api_version(doc, label, version)]
     validator = _validator(version, str(doc.get("apiVersion")), str(doc.get("kind")))
     if validator is None:
         return [_unknown_kind(doc, label, version)]

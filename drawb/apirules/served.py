@@ -3,16 +3,19 @@
 A default API server of a minor serves ``versions.rules(minor).served``; ``--runtime-config`` can turn on
 the rest of ``available``; a connected cluster says what it serves through discovery. A document of a
 group version the server does not serve gets a 404 (the server has no such resource), so it is refused.
+So does a custom resource (a group outside Kubernetes' own) whose group version the connected cluster's
+discovery lacks: its CRD is not installed there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from drawb import versions
+from drawb.api.workloads import workload_kind
 from drawb.apirules.issue import Issue
-from drawb.apirules.schema import schema_sets
+from drawb.apirules.schema import built_in_groups, schema_sets, schema_version
 from drawb.errors import PROG
 
 GROUP = "resource.k8s.io"
@@ -42,4 +45,21 @@ def unserved(doc: Mapping[str, Any], label: str, kubernetes_version: str,
     elif served is None:
         fix += f" (or start the API server with --runtime-config={api_version}=true)"
     return Issue("error", label, "apiVersion", f"{api_version} is not served by {server}: {fix}",
+                 refused_by_server=True)
+
+
+def custom_unserved(doc: Mapping[str, Any], label: str, kubernetes_version: str,
+                    served: Callable[[str], Collection[str]]) -> Issue | None:
+    """The refusal of a custom resource whose group version a connected cluster does not serve, else None.
+
+    ``served(group)``: the versions of ``group`` the cluster serves (its discovery). Kubernetes' own groups
+    are left to ``unserved`` and the schema."""
+    api_version, kind = str(doc.get("apiVersion")), str(doc.get("kind"))
+    group, _, version = api_version.rpartition("/")
+    if not group or group in built_in_groups(schema_version(kubernetes_version)) or version in served(group):
+        return None
+    workload = workload_kind(doc)
+    needs = workload.installed_by if workload is not None and workload.custom else f"the CRD that defines {kind}"
+    return Issue("error", label, "apiVersion", f"{api_version} {kind} is not served by the connected cluster (its "
+                 f"discovery has no {api_version}): install {needs} there first; the API server refuses it until then",
                  refused_by_server=True)

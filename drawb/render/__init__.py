@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from drawb.apirules import (
     schema_issues,
     unserved,
 )
-from drawb.apirules.served import GROUP
+from drawb.apirules.served import GROUP, custom_unserved
 from drawb.render.catalog import TemplateInfo, get_template, list_templates
 from drawb.render.engine import parse_documents, render_text
 from drawb.render.errors import (
@@ -74,6 +75,11 @@ def _cluster_classes(cluster: Any) -> dict[str, dict]:
     return {c["metadata"]["name"]: c for c in cluster.list("DeviceClass")}
 
 
+def _discovery(cluster: Any) -> Callable[[str], list[str]]:
+    """``cluster.group_versions``, asked once per group."""
+    return functools.lru_cache(maxsize=None)(cluster.group_versions)
+
+
 def _namespace_labels(cluster: Any):
     read: dict[str, dict | None | DrawbError] = {}  # one read per namespace, however many documents are in it
 
@@ -117,7 +123,8 @@ def validate_documents(
             issues.append(refused)
             continue
         checked.append(doc)
-        issues += name_refusals(doc) + schema_issues(doc, label(doc), kubernetes_version)
+        missing = custom_unserved(doc, label(doc), kubernetes_version, _discovery(cluster)) if cluster is not None else None
+        issues += [missing] if missing is not None else name_refusals(doc) + schema_issues(doc, label(doc), kubernetes_version)
     world = World(
         kubernetes_version=kubernetes_version,
         compile_selector=compile_selector or default_selector_compiler,

@@ -41,6 +41,8 @@ def check_name(obj: dict) -> None:
 def check_schema(obj: dict, kubernetes_version: str) -> None:
     """Refuse a group version the server does not serve (404, as the real one: it has no such resource), a
     field the schema of that group version lacks, or a value of the wrong type."""
+    if not obj.get("apiVersion"):  # the real server cannot decode it
+        raise ClusterError(f"invalid object type: {obj.get('kind')} has no apiVersion", status=400, reason="BadRequest")
     refused = unserved(obj, label(obj), kubernetes_version)
     if refused is not None:
         raise ClusterError(f"the server could not find the requested resource: {refused.message}", status=404,

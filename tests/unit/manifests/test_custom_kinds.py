@@ -75,3 +75,18 @@ def test_custom_kinds_with_correct_pods_are_valid(tmp_path, capsys):
 def test_an_unknown_kind_in_kubernetes_own_groups_stays_an_error(api_version, kind, words):
     [issue] = validate_documents([{"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}])
     assert issue.level == "error" and words in issue.message
+
+
+def test_a_connected_cluster_without_the_kinds_api_refuses_it_as_its_api_server_does():
+    """The API server answers 404 for a group version it does not serve: with a cluster to ask, that is an error."""
+    from drawb.cluster.sim.cluster import SimCluster
+
+    sim = SimCluster(workloads=False)
+    docs = _docs("pytorchjob-dra.yaml") + [d for d in _docs("ml-kinds-dra.yaml") if d["kind"] == "Widget"]
+    found = {(i.document, i.level): i.message for i in validate_documents(docs, cluster=sim) if i.path == "apiVersion"}
+    assert found[("PyTorchJob/ddp", "error")] == (
+        "kubeflow.org/v1 PyTorchJob is not served by the connected cluster (its discovery has no kubeflow.org/v1): "
+        "install the Kubeflow Training Operator there first; the API server refuses it until then")
+    assert found[("Widget/w", "error")].startswith("example.com/v1 Widget is not served by the connected cluster")
+    offline = validate_documents(docs)  # without a cluster drawb cannot know: a warning
+    assert not [i for i in offline if i.path == "apiVersion"]

@@ -321,3 +321,16 @@ def test_drawbs_own_advice_is_not_marked_as_a_server_refusal(compile_selector):
 
 def test_a_slice_of_128_devices_is_fine(compile_selector):
     assert errors([_slice([{"name": f"gpu-{i}"} for i in range(128)])], compile_selector) == []
+
+
+def test_a_document_without_api_version_is_refused_as_the_server_refuses_it():
+    from drawb.cluster.sim.cluster import SimCluster
+
+    pod = {k: v for k, v in copy.deepcopy(POD).items() if k != "apiVersion"}
+    [issue, *_] = validate_documents([pod])
+    assert (issue.level, issue.path, issue.refused_by_server) == ("error", "apiVersion", True)
+    assert issue.message == "apiVersion is not set, so the API server cannot decode the document (400 BadRequest): a Pod is v1"
+    with pytest.raises(ClusterError) as refused:  # the real server: 400 "invalid object type"
+        SimCluster(workloads=False).apply([pod], dry_run=True)
+    assert refused.value.status == 400
+
