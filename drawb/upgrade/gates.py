@@ -36,7 +36,8 @@ def gates_in_use(inputs: Inputs) -> list[Finding]:
                 "gate", ERROR, "cluster", "feature gates", name,
                 f"{setting} is set; in Kubernetes {inputs.target.minor} {name} is {_stage(later.stage)} "
                 f"and locked to {_value(later.default)}: a component given {_value(value)} does not start",
-                f"remove {name} from the feature gates of {where}, and make sure what it turned off may be on"))
+                f"remove {name} from the feature gates of {where}; what it turns {_value(value)} is "
+                f"{_value(later.default)} from then on"))
         elif later.locked:
             found.append(Finding(
                 "gate", WARNING, "cluster", "feature gates", name,
