@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from drawb.gpu.releases import DEFAULT_RELEASE, DOMAIN, RELEASES, DriverRelease
+from drawb.gpu.releases import DEFAULT_RELEASE, DOMAIN, OLD_MIG_NAME, RELEASES, DriverRelease
 
 GPU_DRIVER = "gpu.nvidia.com"
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what generateName draws suffixes from
@@ -194,7 +194,7 @@ def mig_device_name(minor: int, profile: str, gi_profile_id: int, start: int) ->
 
 
 def _mig_name(release: DriverRelease, minor: int, profile: MigProfile, start: int) -> str:
-    if "<size>" in release.mig_name:  # v25.3 and v25.8: gpu-<minor>-mig-<GI profile ID>-<start>-<size>
+    if release.mig_name == OLD_MIG_NAME:
         return f"gpu-{minor}-mig-{profile.gi_profile_id}-{start}-{profile.memory_slices}"
     return mig_device_name(minor, profile.name, profile.gi_profile_id, start)
 

@@ -27,6 +27,9 @@ def _own(*names: str) -> frozenset[str]:
     return frozenset(name if "/" in name else f"{DOMAIN}/{name}" for name in names)
 
 
+OLD_MIG_NAME = "gpu-<minor>-mig-<GI profile ID>-<start>-<size>"  # v25.3 and v25.8
+NEW_MIG_NAME = "gpu-<minor>-mig-<profile without dots>-<GI profile ID>-<start>"  # v25.12 on
+
 _DESCRIBED = ("type", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
               "cudaDriverVersion")
 
@@ -56,32 +59,31 @@ _V25_3 = DriverRelease(
     "v25.3", ("v25.3.0", "v25.3.1", "v25.3.2"), "2025-08-15",
     _own(*_DESCRIBED, "uuid", "index", "minor", "pcieBusID", f"{STANDARD}/pcieRoot"),
     _own(*_DESCRIBED, "uuid", "parentUUID", "profile", "index", "parentIndex", "pcieBusID", f"{STANDARD}/pcieRoot"),
-    f"{DOMAIN}/pcieBusID", "gpu-<minor>-mig-<GI profile ID>-<start>-<size>", False, (),
+    f"{DOMAIN}/pcieBusID", OLD_MIG_NAME, False, (),
     "index and minor (MIG: index and parentIndex) exist in this line only")
 _V25_8 = DriverRelease(
     "v25.8", ("v25.8.0", "v25.8.1"), "2025-10-20",
     _own(*_DESCRIBED, "uuid", "pcieBusID", f"{STANDARD}/pcieRoot"),
     _own(*_DESCRIBED, "uuid", "parentUUID", "profile", "pcieBusID", f"{STANDARD}/pcieRoot"),
-    f"{DOMAIN}/pcieBusID", "gpu-<minor>-mig-<GI profile ID>-<start>-<size>", False,
+    f"{DOMAIN}/pcieBusID", OLD_MIG_NAME, False,
     ("TimeSlicingSettings", "MPSSupport"),
     "a MIG-enabled GPU is also published as a full GPU (fixed in v25.12)")
 _V25_12_ATTRIBUTES = (
     _own(*_DESCRIBED, "uuid", f"{STANDARD}/pciBusID", f"{STANDARD}/pcieRoot", "addressingMode"),
     _own(*_DESCRIBED, "uuid", "parentUUID", "profile", f"{STANDARD}/pciBusID", f"{STANDARD}/pcieRoot", "addressingMode"),
 )
-_NEW_MIG_NAME = "gpu-<minor>-mig-<profile without dots>-<GI profile ID>-<start>"
 _V25_12 = DriverRelease(
-    "v25.12", ("v25.12.0",), "2026-02-12", *_V25_12_ATTRIBUTES, f"{STANDARD}/pciBusID", _NEW_MIG_NAME, False,
+    "v25.12", ("v25.12.0",), "2026-02-12", *_V25_12_ATTRIBUTES, f"{STANDARD}/pciBusID", NEW_MIG_NAME, False,
     ("TimeSlicingSettings", "MPSSupport", "DynamicMIG", "PassthroughSupport", "NVMLDeviceHealthCheck"),
     "dynamic MIG (alpha) publishes counter sets: in slices of their own on Kubernetes 1.35 and later")
 _V0_4 = DriverRelease(
-    "v0.4", ("v0.4.0", "v0.4.1"), "2026-05-15", *_V25_12_ATTRIBUTES, f"{STANDARD}/pciBusID", _NEW_MIG_NAME, True,
+    "v0.4", ("v0.4.0", "v0.4.1"), "2026-05-15", *_V25_12_ATTRIBUTES, f"{STANDARD}/pciBusID", NEW_MIG_NAME, True,
     _V25_12.features + ("DeviceMetadata",),
     "moved to kubernetes-sigs and to SemVer; built with the Kubernetes 1.36 DRA library")
 _V0_5 = DriverRelease(
     "v0.5", ("main@95932046 (v0.5.0-dev)",), "2026-08-19",
     _V25_12_ATTRIBUTES[0] | {f"{STANDARD}/numaNode"}, _V25_12_ATTRIBUTES[1] | {f"{STANDARD}/numaNode"},
-    f"{STANDARD}/pciBusID", _NEW_MIG_NAME, True,
+    f"{STANDARD}/pciBusID", NEW_MIG_NAME, True,
     _V0_4.features + ("DRAListTypeAttributes", "FabricManagerPartitioning", "ConsumableShares"),
     "numaNode is an int, or a one-element list of ints with the driver's DRAListTypeAttributes gate on; "
     "ConsumableShares publishes allowMultipleAllocations and a memory requestPolicy")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from drawb import versions
 from drawb.cluster.protocol import Cluster
 from drawb.errors import UsageError
-from drawb.gpu.releases import detect, release
+from drawb.gpu.releases import DriverRelease, detect, release
 from drawb.render.sources import Source
 from drawb.upgrade.access import status_writers
 from drawb.upgrade.attributes import unpublished_reads
@@ -29,9 +29,9 @@ __all__ = ["ERROR", "KINDS", "WARNING", "Finding", "UpgradeReport", "check", "ch
 CHECKS = (slice_shapes, list_constraints, allocation_order, status_writers, gates_in_use, group_versions)
 
 
-def check(inputs: Inputs, driver_release: str | None = None) -> tuple[list[Finding], str]:
-    """Every finding about ``inputs``, and which NVIDIA driver release the attribute check used and how it is
-    known (``driver_release`` names it; else it is told from the slices)."""
+def check(inputs: Inputs, driver_release: str | None = None) -> tuple[list[Finding], DriverRelease | None, str]:
+    """Every finding about ``inputs``, the NVIDIA driver release the attribute check used, and how it is known
+    (``driver_release`` names it; else it is told from the slices)."""
     found = [finding for run in CHECKS for finding in run(inputs)]
     if driver_release is not None:
         chosen, told = release(driver_release), "as named"
@@ -41,8 +41,7 @@ def check(inputs: Inputs, driver_release: str | None = None) -> tuple[list[Findi
     found += unpublished_reads(inputs, chosen, told)
     order = list(KINDS)
     found.sort(key=lambda f: (order.index(f.kind), f.where != "cluster", f.where, f.object, f.path))
-    shown = f"{chosen.name} ({told})" if chosen else "unknown (no gpu.nvidia.com slices of a known release)"
-    return found, shown
+    return found, chosen, told
 
 
 def check_upgrade(cluster: Cluster, to: str, sources: list[Source] = (), driver_release: str | None = None) -> UpgradeReport:
@@ -56,11 +55,11 @@ def check_upgrade(cluster: Cluster, to: str, sources: list[Source] = (), driver_
     items, unread = read_cluster(cluster)
     inputs = Inputs(current, target, server_version, items + manifest_items(list(sources)), cluster_gates(cluster),
                     cluster.group_versions("resource.k8s.io"), unread)
-    findings, shown = check(inputs, driver_release)
+    findings, chosen, told = check(inputs, driver_release)
     findings = [Finding("manifest", ERROR, p.document, "file", p.path, p.message, "fix the file and check again")
                 for source in sources for p in source.problems] + findings
     notes = [f"{kind}s could not be read ({why}): roles of that kind were not checked" for kind, why in unread.items()]
     if not inputs.gates:
         notes.append("the API server's feature gates could not be read: gates in use were not checked")
-    return UpgradeReport(cluster.description, server_version, current.minor, target.minor, shown,
+    return UpgradeReport(cluster.description, server_version, current.minor, target.minor, chosen, told,
                          [s.name for s in sources], findings, notes)

@@ -14,18 +14,17 @@ GROUP = "resource.k8s.io"
 _WRITES = ("update", "patch")
 
 
-def _on(inputs: Inputs, rules_now: bool) -> bool:
-    rules = inputs.current if rules_now else inputs.target
-    gate = rules.gates.get(GATE)
-    if gate is None:
-        return False
-    return inputs.gates.get(GATE, gate.default) if rules_now else gate.default
+def _brought(inputs: Inputs) -> bool:
+    """Whether the upgrade turns the gate on: on by default in the target, off (or absent) in the cluster now."""
+    now, later = inputs.current.gates.get(GATE), inputs.target.gates.get(GATE)
+    on_now = now is not None and inputs.gates.get(GATE, now.default)
+    return later is not None and later.default and not on_now
 
 
 def status_writers(inputs: Inputs) -> list[Finding]:
     """A finding for each role (not one the API server reconciles itself) that writes claim status without the
     subresource the target's authorization asks for."""
-    if not _on(inputs, False) or _on(inputs, True):
+    if not _brought(inputs):
         return []
     found = []
     for item in inputs.of("ClusterRole", "Role"):

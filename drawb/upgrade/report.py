@@ -6,6 +6,7 @@ import html
 from dataclasses import asdict, dataclass, field, replace
 
 from drawb.errors import PROG
+from drawb.gpu.releases import DriverRelease
 
 ERROR, WARNING = "error", "warning"
 
@@ -46,7 +47,8 @@ class UpgradeReport:
     server_version: str  # "v1.34.4"
     current: str  # "1.34": the minor whose rules apply now
     target: str  # "1.37"
-    driver_release: str  # "v0.4 (told from the cluster's slices)", or how it is unknown
+    release: DriverRelease | None  # the NVIDIA DRA driver release the selectors were checked against
+    told: str  # how it is known: "told from the slices", "as named"
     manifests: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
@@ -56,6 +58,11 @@ class UpgradeReport:
         self.findings = [replace(f, message=f.message.replace(PROG, prog), fix=f.fix.replace(PROG, prog))
                          for f in self.findings]
         return self
+
+    @property
+    def driver_release(self) -> str:
+        """``v0.4 (told from the slices)``, or why it is unknown."""
+        return f"{self.release.name} ({self.told})" if self.release else "unknown (no gpu.nvidia.com slices of a known release)"
 
     @property
     def exit_status(self) -> int:
@@ -83,6 +90,9 @@ class UpgradeReport:
             "current": self.current,
             "target": self.target,
             "driverRelease": self.driver_release,
+            "driverReleaseFacts": None if self.release is None else {
+                "tags": list(self.release.tags), "date": self.release.date, "features": list(self.release.features),
+                "notes": self.release.notes},
             "manifests": self.manifests,
             "counts": self.counts(),
             "findings": [asdict(f) for f in self.findings],

@@ -3,10 +3,16 @@ counter sets or devices, never both, and the API server refuses one that holds b
 
 from __future__ import annotations
 
+from drawb.gpu.releases import RELEASES
 from drawb.upgrade.inputs import CLUSTER, Inputs
 from drawb.upgrade.report import ERROR, Finding
 
 BEHAVIOUR = "api.counter_sets_in_own_slices"
+
+
+def _dynamic_mig() -> str:
+    """The first NVIDIA driver release with dynamic MIG, whose counter sets follow the Kubernetes version."""
+    return next(r.name for r in RELEASES.values() if "DynamicMIG" in r.features)
 
 
 def slice_shapes(inputs: Inputs) -> list[Finding]:
@@ -20,8 +26,8 @@ def slice_shapes(inputs: Inputs) -> list[Finding]:
             continue
         if item.where == CLUSTER:
             fix = (f"before upgrading, move its driver ({item.spec.get('driver')}) to a release that publishes counter "
-                   "sets in slices of their own on the target (the NVIDIA driver does from v25.12, with DynamicMIG); "
-                   "the driver then republishes the pool")
+                   f"sets in slices of their own on the target (the NVIDIA driver does from {_dynamic_mig()}, with "
+                   "DynamicMIG); the driver then republishes the pool")
         else:
             fix = ("move spec.sharedCounters into a ResourceSlice of its own in the same pool (same driver, pool and "
                    "node), keep the devices' consumesCounters, and count both slices in pool.resourceSliceCount")

@@ -86,7 +86,7 @@ def _inputs(current: str, target: str, *, gates=None, served=("v1",), items=()) 
 
 
 def test_gates_in_use_that_the_target_locks_or_removes():
-    findings, _ = check(_inputs("1.34", "1.37", gates={"DRAAdminAccess": False, "DRAExtendedResource": True,
+    findings, _, _ = check(_inputs("1.34", "1.37", gates={"DRAAdminAccess": False, "DRAExtendedResource": True,
                                                        "DRADeviceTaints": False}))
     by_gate = {f.path: f for f in findings}
     assert by_gate["DRAAdminAccess"].level == "error" and "locked to true" in by_gate["DRAAdminAccess"].message
@@ -97,12 +97,12 @@ def test_gates_in_use_that_the_target_locks_or_removes():
     inputs = _inputs("1.34", "1.37", gates={"DRAAdminAccess": False})
     without = {n: g for n, g in inputs.target.gates.items() if n != "DRAAdminAccess"}
     inputs.target = dataclasses.replace(inputs.target, gates=without)  # a minor that has removed the gate
-    (gone,), _ = check(inputs)
+    (gone,), _, _ = check(inputs)
     assert gone.level == "error" and "has no gate DRAAdminAccess" in gone.message
 
 
 def test_a_version_the_cluster_serves_by_runtime_config_and_the_target_does_not():
-    (finding,), _ = check(_inputs("1.34", "1.37", served=("v1", "v1beta2")))
+    (finding,), _, _ = check(_inputs("1.34", "1.37", served=("v1", "v1beta2")))
     assert finding.kind == "served" and finding.level == "warning"
     assert finding.path == "--runtime-config=resource.k8s.io/v1beta2"
 
@@ -125,8 +125,8 @@ def _template(expression: str) -> Item:
     ("v0.5", "device.attributes['resource.kubernetes.io'].numaNode == 0", None, None),
 ])
 def test_selectors_are_checked_against_the_named_driver_release(release, expression, level, fix):
-    findings, shown = check(_inputs("1.34", "1.34", items=[_template(expression)]), release)
-    assert shown == f"{release} (as named)"
+    findings, chosen, told = check(_inputs("1.34", "1.34", items=[_template(expression)]), release)
+    assert (chosen.name, told) == (release, "as named")
     assert [(f.level, f.fix) for f in findings] == ([(level, fix)] if level else [])
 
 
@@ -158,5 +158,16 @@ def test_the_command_prints_the_report_or_json_with_the_exit_status():
     assert data["findings"] == [] and data["current"] == "1.34" and data["target"] == "1.37"
     result = run_line(session, f"upgrade-check --to 1.37 {PLANTED} --json", prog="drawb")
     assert result.exit_status == 1 and json.loads(result)["counts"]["rbac"] == 2
+    assert json.loads(result)["driverReleaseFacts"]["tags"] == ["v0.4.0", "v0.4.1"]
     with pytest.raises(UsageError, match="required: --to"):
         run_line(session, "upgrade-check")
+
+
+def test_a_cluster_slice_of_both_shapes_is_fixed_by_the_driver_release_that_splits_them():
+    combined = Item(CLUSTER, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                              "spec": {"driver": "gpu.nvidia.com", "nodeName": "n", "pool": {"name": "n"},
+                                       "sharedCounters": [{"name": "c", "counters": {"m": {"value": "1"}}}],
+                                       "devices": [{"name": "d"}]}})
+    (finding,), _, _ = check(_inputs("1.34", "1.35", items=[combined]))
+    assert finding.kind == "slice-shape" and "the NVIDIA driver does from v25.12, with DynamicMIG" in finding.fix
+    assert check(_inputs("1.35", "1.37", items=[combined]))[0] == []  # the cluster refuses it already
