@@ -20,13 +20,13 @@ from drawb.errors import DrawbError
 from drawb.versions import allocator
 from drawb.versions.facts import AVAILABLE, BEHAVIOURS, KIND_GATES, KIND_VERSIONS, RELEASES, SERVED
 from drawb.versions.flags import MalformedFeatureGates, parse_feature_gates
-from drawb.versions.gates import Gate, gates_of
+from drawb.versions.gates import OTHER_HISTORIES, Gate, gates_of
 from drawb.versions.parse import NotAKubernetesVersion, Version, parse
 
 __all__ = [
     "DEFAULT", "Gate", "LockedFeatureGate", "MalformedFeatureGates", "NewerKubernetesVersion", "NotAKubernetesVersion",
-    "Rules", "UnknownFeatureGate", "UnsupportedKubernetesVersion", "Version", "is_dra_gate", "known", "known_rules",
-    "newest", "parse", "parse_feature_gates", "rules", "rules_minor",
+    "Rules", "UnknownFeatureGate", "UnmetFeatureGateDependency", "UnsupportedKubernetesVersion", "Version",
+    "is_dra_gate", "known", "known_rules", "newest", "parse", "parse_feature_gates", "rules", "rules_minor",
 ]
 
 _MINORS = tuple(sorted(RELEASES))
@@ -51,6 +51,10 @@ class LockedFeatureGate(DrawbError, ValueError):
     """A gate set against its locked default: the component would refuse to start."""
 
 
+class UnmetFeatureGateDependency(DrawbError, ValueError):
+    """A gate set on while a gate it depends on is set off: the components would refuse to start."""
+
+
 def known() -> list[str]:
     """The minors drawb models, oldest first: ``["1.34", "1.35", "1.36", "1.37"]``."""
     return [f"1.{minor}" for minor in _MINORS]
@@ -69,6 +73,8 @@ class Rules:
     number: int  # 36
     release: str  # "v1.36.3": the release the facts come from
     gates: Mapping[str, Gate] = field(repr=False, compare=False)  # every DRA gate this minor has
+    # the gates outside DRA that a DRA gate of this minor depends on (GenericWorkload, ...)
+    dependency_gates: Mapping[str, Gate] = field(default_factory=dict, repr=False, compare=False)
     served: tuple[str, ...] = field(default=("v1",), compare=False)  # resource.k8s.io versions served by default
     available: tuple[str, ...] = field(default=("v1",), compare=False)  # ... and those --runtime-config turns on
 
@@ -119,6 +125,33 @@ class Rules:
             values[name] = bool(value)
         return values
 
+    def with_dependencies(self, overrides: Mapping[str, bool]) -> dict[str, bool]:
+        """``overrides`` plus the gates the components need to start with them: each gate on turns on the
+        gates it depends on, transitively (also those outside DRA, such as GenericWorkload), and each gate
+        turned off turns off the gates that depend on it. "Every DRA gate on" is
+        ``with_dependencies(dict.fromkeys(field_gates, True))``. A gate ``overrides`` sets on that needs one it
+        sets off raises UnmetFeatureGateDependency. (A locked gate never depends on an unlocked one, so no
+        dependency moves a locked gate.)"""
+        self.gate_values(overrides)  # unknown DRA gates and locks
+        every = {**self.dependency_gates, **self.gates}
+        values = {name: gate.default for name, gate in every.items()} | dict(overrides)
+        result = dict(overrides)
+        changed = True
+        while changed:
+            changed = False
+            for name, gate in every.items():
+                off = [dep for dep in gate.needs if not values.get(dep, False)] if values[name] else []
+                for dep in off:
+                    if dep in overrides and name in overrides:
+                        raise UnmetFeatureGateDependency(
+                            f"feature gate {name} is set on, but depends on {dep}, which is set off "
+                            f"(Kubernetes {self.minor}'s components refuse to start)",
+                            hint=f"turn {dep} on, or {name} off")
+                    flip, value = (name, False) if dep in overrides else (dep, True)
+                    values[flip] = result[flip] = value
+                    changed = True
+        return result
+
     def _missing_gate_hint(self, name: str) -> str:
         """What to write instead of a DRA gate this minor lacks: the version that has it, or the spelling."""
         having = [minor for minor in known() if name in _rules_of(int(minor.split(".")[1])).gates]
@@ -152,7 +185,10 @@ def is_dra_gate(name: str) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _rules_of(number: int) -> Rules:
-    return Rules(minor=f"1.{number}", number=number, release=RELEASES[number], gates=gates_of(number),
+    gates = gates_of(number)
+    needed = {dep for gate in gates.values() for dep in gate.needs}
+    others = {name: gate for name, gate in gates_of(number, OTHER_HISTORIES).items() if name in needed}
+    return Rules(minor=f"1.{number}", number=number, release=RELEASES[number], gates=gates, dependency_gates=others,
                  served=SERVED, available=AVAILABLE)
 
 

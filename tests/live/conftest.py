@@ -5,8 +5,10 @@
   kube-apiserver, kube-scheduler, kube-controller-manager and kwok on loopback, and the fake
   NVIDIA driver publishing the simulated cluster's ``default`` scenario. Torn down at the end of
   the session, also after failures. ``DRAWB_FEATURE_GATES=DRAExtendedResource=true,...`` sets
-  feature gates on all components (default: the Kubernetes defaults).
-* ``start_control_plane(feature_gates)`` (session): another cluster, e.g. with an alpha gate on.
+  feature gates on all components (default: the Kubernetes defaults), with the gates they depend on
+  (``drawb.versions.Rules.with_dependencies``).
+* ``start_control_plane(feature_gates)`` (session): another cluster, e.g. with an alpha gate on (and
+  what it depends on).
 * ``namespace`` (function): a fresh namespace whose ``default`` ServiceAccount exists; deleted
   after the test.
 * ``timings`` (session): a dict of named durations, reported at the end of the run.
@@ -34,6 +36,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
+from drawb import versions
 from drawb.cluster.kube import KubeCluster
 from drawb.cluster.sim.scenarios import build_scenario
 from drawb.testing import build
@@ -102,7 +105,8 @@ class _Clusters:
             name=f"pytest-{os.getpid()}-{len(self.started)}",
             workdir=self.workdir_factory(),
             bin_dir=result.bin_dir,
-            feature_gates=dict(feature_gates or {}),
+            # the components refuse to start with a gate on whose dependencies are off, or the reverse
+            feature_gates=versions.rules(result.k8s_version).with_dependencies(feature_gates or {}),
             runtime_config=runtime_config,
             apiserver_args=dict(apiserver_args or {}),
         )

@@ -101,7 +101,9 @@ def all_gates_on(tmp_path_factory):
     until it can: the doctor's "DeviceTaintRule API" check reports exactly that.
     """
     cluster = LocalCluster(name=f"doctor-gates-{os.getpid()}", workdir=tmp_path_factory.mktemp("doctor"),
-                           bin_dir=build.build().bin_dir, feature_gates=dict.fromkeys(DRA_GATES, True),
+                           bin_dir=build.build().bin_dir,
+                           feature_gates=versions.rules(build.target_k8s_version()).with_dependencies(
+                               dict.fromkeys(DRA_GATES, True)),
                            runtime_config="resource.k8s.io/v1alpha3=true")
     try:
         cluster.up(scenario="default")

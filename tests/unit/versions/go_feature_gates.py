@@ -71,6 +71,21 @@ def gates_in(path: Path, minor: int, wanted=lambda name: True) -> dict[str, GoGa
     return found
 
 
+def dependencies_in(path: Path) -> dict[str, set[str]]:
+    """Each gate's dependencies in ``defaultKubernetesFeatureGateDependencies`` (none before 1.35, which
+    has no such map); package qualifiers such as ``genericfeatures.`` are dropped."""
+    source = path.read_text()
+    marker = "defaultKubernetesFeatureGateDependencies = map[featuregate.Feature][]featuregate.Feature{"
+    if marker not in source:
+        return {}
+    start = source.index(marker)
+    body = source[start + len(marker):source.index("\n}\n", start)]
+    found = {}
+    for name, deps in re.findall(r"^\t(?:\w+\.)?(\w+):\s*\{([^}]*)\}", body, re.MULTILINE):
+        found[name] = {d.strip().split(".")[-1].rstrip(")") for d in deps.split(",") if d.strip()}
+    return found
+
+
 def is_dra_gate(name: str) -> bool:
     """DRA's own gates: ``DynamicResourceAllocation`` and every ``DRA*`` gate."""
     return name == "DynamicResourceAllocation" or name.startswith("DRA")

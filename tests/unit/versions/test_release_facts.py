@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from drawb import versions
-from tests.unit.versions.go_feature_gates import gates_in, is_dra_gate, release, resource_versions
+from tests.unit.versions.go_feature_gates import dependencies_in, gates_in, is_dra_gate, release, resource_versions
 
 __all__ = ["release"]  # the fixture, one per known minor
 
@@ -21,6 +21,22 @@ def test_every_dra_gate_has_the_release_stage_default_and_lock(release):
     ours = {name: (g.stage, g.default, g.locked) for name, g in rules.gates.items()}
     theirs = {name: (g.stage, g.default, g.locked) for name, g in expected.items()}
     assert ours == theirs
+
+
+def test_every_dra_gate_depends_on_the_gates_the_release_says(release):
+    rules, source = release
+    theirs = dependencies_in(source / "pkg/features/kube_features.go")
+    every = {**rules.gates, **rules.dependency_gates}
+    assert {name: set(g.needs) for name, g in every.items()} == {name: theirs.get(name, set()) for name in every}
+
+
+def test_the_gates_outside_dra_that_dra_gates_depend_on_have_the_release_stage_default_and_lock(release):
+    rules, source = release
+    needed = {dep for g in rules.gates.values() for dep in g.needs if not is_dra_gate(dep)}
+    expected = gates_in(source / "pkg/features/kube_features.go", rules.number, lambda name: name in needed)
+    assert set(expected) == needed  # every one of them exists in the release
+    ours = {name: (g.stage, g.default, g.locked) for name, g in rules.dependency_gates.items()}
+    assert ours == {name: (g.stage, g.default, g.locked) for name, g in expected.items()}
 
 
 def test_served_and_available_group_versions_are_the_release_defaults(release):

@@ -8,7 +8,7 @@ import pytest
 
 from drawb import versions
 from drawb.versions import (LockedFeatureGate, NewerKubernetesVersion, NotAKubernetesVersion, UnknownFeatureGate,
-                            UnsupportedKubernetesVersion)
+                            UnmetFeatureGateDependency, UnsupportedKubernetesVersion)
 
 
 def test_known_minors_oldest_first():
@@ -69,6 +69,37 @@ def test_a_locked_gate_cannot_be_turned_against_its_default():
     with pytest.raises(LockedFeatureGate, match="locked to true in Kubernetes 1.37"):
         versions.rules("1.37").gate_values({"DRAExtendedResource": False})
     assert versions.rules("1.37").gate_values({"DRAExtendedResource": True})["DRAExtendedResource"]
+
+
+def test_a_gate_turned_on_brings_what_it_depends_on_outside_dra_too():
+    rules = versions.rules("1.37")
+    assert rules.with_dependencies({"DRAWorkloadResourceClaims": True}) == {
+        "DRAWorkloadResourceClaims": True, "GenericWorkload": True}
+    # DRAPartitionableDevices is on by default; DRAResourcePoolStatus (alpha) is not
+    assert rules.with_dependencies({"DRAPartitionableDevicesType": True}) == {
+        "DRAPartitionableDevicesType": True, "DRAResourcePoolStatus": True}
+
+
+def test_a_gate_turned_off_takes_the_gates_that_depend_on_it_along():
+    assert versions.rules("1.36").with_dependencies({"DRAResourceClaimDeviceStatus": False}) == {
+        "DRAResourceClaimDeviceStatus": False, "DRADeviceBindingConditions": False,
+        "DRAResourceClaimGranularStatusAuthorization": False}
+    assert versions.rules("1.37").with_dependencies({"DRAConsumableCapacity": False}) == {
+        "DRAConsumableCapacity": False, "DRAFractionalCapacityRange": False}
+
+
+def test_1_34_has_no_gate_dependencies():
+    rules = versions.rules("1.34")
+    assert not any(g.needs for g in rules.gates.values()) and not rules.dependency_gates
+    assert rules.with_dependencies({"DRADeviceBindingConditions": True, "DRAResourceClaimDeviceStatus": False}) == {
+        "DRADeviceBindingConditions": True, "DRAResourceClaimDeviceStatus": False}
+
+
+def test_a_gate_set_on_with_what_it_needs_set_off_is_refused_by_name():
+    with pytest.raises(UnmetFeatureGateDependency, match="DRAFractionalCapacityRange is set on, but depends on "
+                                                         "DRAConsumableCapacity, which is set off") as e:
+        versions.rules("1.37").with_dependencies({"DRAFractionalCapacityRange": True, "DRAConsumableCapacity": False})
+    assert e.value.hint == "turn DRAConsumableCapacity on, or DRAFractionalCapacityRange off"
 
 
 def test_behaviours_are_named_and_unknown_names_fail():
