@@ -48,8 +48,9 @@ def env_spec(kubernetes_version: str, stored: bool, feature_gates: Mapping[str, 
     list_types = "DRAListTypeAttributes" in rules.gates  # list-valued attributes exist in this minor
     list_gate = list_types and bool(gates["DRAListTypeAttributes"])
     convert_lists = rules.has("cel.lists_always_converted") or list_gate
+    int_to_duration = not rules.has("cel.no_int_to_duration")
     if stored:
-        return EnvSpec(rules.number, True, True, list_types, True, convert_lists)
+        return EnvSpec(rules.number, True, True, list_types, True, convert_lists, int_to_duration)
     return EnvSpec(
         rules.number,
         False,
@@ -57,6 +58,7 @@ def env_spec(kubernetes_version: str, stored: bool, feature_gates: Mapping[str, 
         list_gate,
         rules.has("cel.lists_library"),
         convert_lists,
+        int_to_duration,
     )
 
 
@@ -64,6 +66,8 @@ def env_spec(kubernetes_version: str, stored: bool, feature_gates: Mapping[str, 
 def checker_env(spec: EnvSpec) -> cel.Env:
     """The C++ checker environment for one spec (cached)."""
     excluded = "".join(f'    - name: "{name}"\n' for name in ("string", "_<_", "_<=_", "_>_", "_>=_"))
+    if not spec.int_to_duration:
+        excluded += '    - name: "duration"\n      overloads:\n        - id: "int64_to_duration"\n'
     config = [f"stdlib:\n  exclude_functions:\n{excluded}", "extensions:\n"]
     config.append('  - name: "sets"\n  - name: "two-var-comprehensions"\n')
     if spec.ext_lists:

@@ -16,6 +16,7 @@ class EnvSpec:
     list_attributes: bool  # attribute values typed dyn, `includes` declared
     ext_lists: bool  # cel-go ext.Lists v3 (slice, flatten, sort, ...)
     convert_list_attributes: bool  # the scheduler turns list-valued attributes into CEL lists
+    int_to_duration: bool = True  # CEL's duration(int) conversion exists (cel-go before v0.29)
 
     @property
     def attribute_type(self) -> str:

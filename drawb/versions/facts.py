@@ -39,6 +39,8 @@ BEHAVIOURS: dict[str, int] = {
     "cel.lists_always_converted": 37,
     # A selector's "no such key" runtime error carries the scheduler's hint on `.?` and has().
     "cel.no_such_key_hint": 37,
+    # CEL has no duration(int) conversion (cel-go v0.29, which 1.37 takes, dropped int64_to_duration).
+    "cel.no_int_to_duration": 37,
     # sharedCounters live in slices of their own, apart from devices (1.34 keeps them per slice).
     "api.counter_sets_in_own_slices": 35,
     # The API server drops distinctAttribute with DRAConsumableCapacity off (1.34 keeps it).

@@ -86,6 +86,17 @@ def test_comprehensions_over_attribute_values_need_list_type_attributes():
     compile_selector(expression, kubernetes_version="1.37", stored=True)
 
 
+def test_duration_of_an_int_is_gone_from_1_37():
+    # cel-go v0.29 (Kubernetes 1.37) dropped the int64_to_duration overload; earlier minors have it
+    before = rejects("duration(1) == 1", kubernetes_version="1.36")
+    assert "found no matching overload for '_==_' applied to '(duration, int)'" in before
+    for stored in (False, True):
+        message = rejects("duration(1) == 1", kubernetes_version="1.37", stored=stored)
+        assert "<input>:1:9: found no matching overload for 'duration' applied to '(int)'" in message
+    compile_selector('duration(1) < duration("1s")', kubernetes_version="1.36")
+    compile_selector('duration("1ns") < duration("1s")', kubernetes_version="1.37")
+
+
 def test_literal_validators():
     assert "invalid matches argument" in rejects('device.driver.matches("[")')
     assert rejects('matches(device.driver, "(")') == "program instantiation failed: error parsing regexp: missing closing ): `(`"
