@@ -39,5 +39,5 @@ def schema_refusals(doc: dict, kubernetes_version: str) -> list[Issue]:
 def rule_refusals(doc: dict, kubernetes_version: str, namespace_labels: Callable[[str], dict | None]) -> list[Issue]:
     """What the server's validation refuses ``doc`` for (run on the object as stored: gated fields dropped)."""
     world = World(kubernetes_version=kubernetes_version, compile_selector=default_selector_compiler,
-                  namespace_labels=namespace_labels)
+                  namespace_labels=namespace_labels, as_stored=True)
     return [i for i in cross_reference_issues([doc], world) if i.refused_by_server]

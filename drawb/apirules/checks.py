@@ -49,6 +49,8 @@ class World:
 
     kubernetes_version: str
     compile_selector: Callable[[str, str], None]
+    # the objects as the server validates them (the fields of disabled gates dropped), not as written
+    as_stored: bool = False
     cluster_classes: dict[str, dict] | None = None
     # a namespace's labels, None if it does not exist; PermissionError where it cannot be read (nothing is known)
     namespace_labels: Callable[[str], dict | None] | None = None
@@ -167,6 +169,7 @@ class _Checker:
         if len(chosen) != 1:
             self.refuse("spec", f"exactly one of {', '.join(_NODE_SELECTION)} is required"
                         + (f"; the slice has {', '.join(chosen)}" if chosen else ""))
+        self.counters_apart(spec)
         devices = _list(spec.get("devices"))
         self.at_most(devices, MAX_DEVICES_PER_SLICE, "spec.devices", "devices")
         names: set[str] = set()
@@ -192,6 +195,22 @@ class _Checker:
             if device.get("bindingConditions") and not device.get("bindingFailureConditions"):
                 self.refuse(f"{path}.bindingFailureConditions", "bindingFailureConditions are required to use "
                             "bindingConditions")
+
+    def counters_apart(self, spec: Mapping[str, Any]) -> None:
+        """From 1.35 a slice holds sharedCounters or devices, not both (while DRAPartitionableDevices is off
+        the server drops sharedCounters first: as written, that is the gate's default)."""
+        rules = target_rules(self.world.kubernetes_version)
+        if spec.get("sharedCounters") is None or spec.get("devices") is None:
+            return
+        if not rules.has("api.counter_sets_in_own_slices"):
+            return
+        gate = rules.gates["DRAPartitionableDevices"]
+        if self.world.as_stored or gate.default:
+            self.refuse("spec", "only one of `sharedCounters` or `devices` is allowed")
+        else:
+            self.warn("spec.sharedCounters", f"with feature gate DRAPartitionableDevices ({gate.stage}, off by "
+                      f"default in Kubernetes {rules.minor}) on, the API server refuses a slice with both "
+                      "sharedCounters and devices: put the counters in a slice of their own")
 
     # --- ResourceClaim(Template) ----------------------------------------------------------------
     def claim_spec(self, spec: Any, base: str) -> dict[str, list[str]]:

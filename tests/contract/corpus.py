@@ -3,9 +3,14 @@
 Each corpus file is one ``apply`` call (one or more documents) with a header saying why it is there
 and what the API server does with it::
 
-    # capacity requests: dropped while DRAConsumableCapacity is off
+    # firstAvailable: dropped while DRAPrioritizedList is off, leaving a request with neither
     # expect: accept
-    # expect-on: reject        (optional: the answer under another gate set)
+    # expect (DRAPrioritizedList off): reject
+
+An ``expect`` line with conditions (a gate ``on`` or ``off``, or a behaviour of
+``drawb.versions.facts.BEHAVIOURS`` the minor has) gives the answer where all of them hold; of those that
+hold, the one with the most conditions wins (the first of equals), so the answer follows the version and
+the gates of the cluster, whichever they are.
 
 Comparison rule (``differences``): an object counts as stored identically when, after leaving out
 what only the server sets for itself (``metadata.uid``, ``resourceVersion``, ``creationTimestamp``,
@@ -20,11 +25,13 @@ cluster fills in must be the one the real server fills in.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from drawb import versions
 from drawb.cluster.protocol import ClusterError
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
@@ -43,11 +50,21 @@ class Case:
     name: str
     documents: list[dict]
     why: str
-    expect: dict[str, str]  # gate set ("default", "on", ...) -> accept | reject; "*" for any other
+    expect: list[tuple[tuple[str, ...], str]]  # the expect lines in file order: (conditions, accept | reject)
 
-    def expected(self, gate_set: str) -> str:
-        """``accept`` or ``reject`` under ``gate_set``."""
-        return self.expect.get(gate_set, self.expect["*"])
+    def expected(self, rules: versions.Rules, gates: Mapping[str, bool]) -> str:
+        """``accept`` or ``reject`` in the minor of ``rules`` with the DRA ``gates`` (a gate left out has its
+        default there)."""
+        values = {**rules.defaults(), **gates}
+
+        def holds(condition: str) -> bool:
+            gate, _, state = condition.partition(" ")
+            return values.get(gate, False) == (state == "on") if state else rules.has(condition)
+
+        holding = [(conditions, v) for conditions, v in self.expect if all(holds(c) for c in conditions)]
+        if not holding:
+            raise ValueError(f"{self.name}: no '# expect:' line holds in Kubernetes {rules.minor}")
+        return max(holding, key=lambda line: len(line[0]))[1]
 
 
 @dataclass
@@ -70,8 +87,8 @@ def load_corpus() -> list[Case]:
     cases = []
     for path in sorted(CORPUS.glob("*.yaml")):
         text = path.read_text()
-        header = re.findall(r"^# (expect(?:-[\w-]+)?): (accept|reject)$", text, re.MULTILINE)
-        expect = {("*" if key == "expect" else key.removeprefix("expect-")): value for key, value in header}
+        header = re.findall(r"^# expect(?: \(([\w., ]+)\))?: (accept|reject)$", text, re.MULTILINE)
+        expect = [(tuple(c.strip() for c in conditions.split(",") if c.strip()), value) for conditions, value in header]
         why = text.splitlines()[0].removeprefix("# ")
         cases.append(Case(path.stem, [d for d in yaml.safe_load_all(text) if d], why, expect))
     return cases

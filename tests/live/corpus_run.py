@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from drawb import versions
 from drawb.cluster.kube import KubeCluster
 from drawb.cluster.protocol import MANAGED_BY_LABEL
@@ -12,19 +14,32 @@ from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
 from tests.contract.corpus import NAMESPACES, Case, Outcome, outcome_differences, run_case
 
-# the gates whose fields the API server of the live tier's version drops
-DRA_GATES = versions.rules(build.target_k8s_version()).field_gates
+RULES = versions.rules(build.target_k8s_version())  # the live tier's version
+
+
+def dra_gates(cp) -> dict[str, bool]:
+    """Every DRA gate of the control plane's minor, as its API server has it."""
+    enabled = cp.cluster.feature_gates_enabled()
+    return {g: enabled.get(g, False) for g in RULES.gates}
 
 
 def simulated_twin(cp) -> SimCluster:
     """A simulated cluster with the control plane's version and DRA gates."""
     scenario = build_scenario("default")
-    scenario.feature_gates = {g: cp.feature_enabled(g) for g in DRA_GATES}
+    scenario.feature_gates = dra_gates(cp)
     scenario.server_version = cp.api().get("/version")["gitVersion"]
     return SimCluster(scenario, workloads=False)
 
 
-def run_both(cp, cases: list[Case]) -> dict[str, tuple[Outcome, Outcome]]:
+@dataclass
+class CorpusRun:
+    """The control plane's DRA gates, and what each case got from the real API server and the simulated twin."""
+
+    gates: dict[str, bool]
+    outcomes: dict[str, tuple[Outcome, Outcome]]
+
+
+def run_both(cp, cases: list[Case]) -> CorpusRun:
     """Each case applied, in order, to the real API server and to its simulated twin; what each did."""
     kube, sim = KubeCluster(kubeconfig=str(cp.kubeconfig)), simulated_twin(cp)
     api = cp.api()
@@ -34,7 +49,7 @@ def run_both(cp, cases: list[Case]) -> dict[str, tuple[Outcome, Outcome]]:
         for ns in NAMESPACES:  # the ServiceAccount admission plugin needs it before a pod is accepted
             name = ns["metadata"]["name"]
             wait_for(lambda: api.get_or_none(path_for("ServiceAccount", "default", name)), what=f"default SA in {name}")
-        return {case.name: (run_case(kube, case), run_case(sim, case)) for case in cases}
+        return CorpusRun(dra_gates(cp), {case.name: (run_case(kube, case), run_case(sim, case)) for case in cases})
     finally:
         clean_up(kube)
         kube.close()
@@ -49,8 +64,10 @@ def clean_up(kube: KubeCluster) -> None:
                 kube.delete(kind, name)
 
 
-def check_agreement(results: dict[str, tuple[Outcome, Outcome]], case: Case, gate_set: str) -> None:
-    """The real server gave the recorded answer, and the simulated cluster did exactly the same."""
-    real, sim = results[case.name]
-    assert real.verdict == case.expected(gate_set), f"{case.why}: the real server said {real.error or 'accept'}"
+def check_agreement(run: CorpusRun, case: Case) -> None:
+    """The real server gave the recorded answer for its version and gates, and the simulated cluster did exactly
+    the same."""
+    real, sim = run.outcomes[case.name]
+    expected = case.expected(RULES, run.gates)
+    assert real.verdict == expected, f"{case.why}: the real server said {real.error or 'accept'}"
     assert outcome_differences(case, real, sim) == []

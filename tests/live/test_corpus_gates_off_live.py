@@ -1,6 +1,6 @@
-"""The shared corpus through the real API server and the simulated cluster with every DRA gate off
-(beta ones too: DRAAdminAccess, DRAPrioritizedList, DRAResourceClaimDeviceStatus), on a control plane
-of its own; see test_corpus_live.py."""
+"""The shared corpus through the real API server and the simulated cluster with every DRA gate off that the
+version lets be turned off (beta ones too, and the gates that depend on them), on a control plane of its own;
+see test_corpus_live.py."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.live.corpus_run import check_agreement, run_both
 DRA_GATES = versions.rules(build.target_k8s_version()).field_gates
 
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.every_version]
 
 CASES = load_corpus()
 
@@ -32,4 +32,4 @@ def gates_off(start_control_plane):
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_all_gates_off_agree(gates_off, case):
-    check_agreement(gates_off, case, "off")
+    check_agreement(gates_off, case)

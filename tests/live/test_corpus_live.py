@@ -1,5 +1,6 @@
-"""The shared corpus (tests/data/corpus) through the real API server and the simulated cluster: the 1.34
-defaults (the session's control plane) and every DRA gate on (a second one).
+"""The shared corpus (tests/data/corpus) through the real API server and the simulated cluster: the defaults
+of the live tier's version (the session's control plane) and every DRA gate on (a second one; with the gates
+outside DRA they depend on, ``drawb.versions.Rules.with_dependencies``).
 
 Both clusters get the same version and gates; each corpus file is applied to both, in order, and the
 two must agree: the same accept or reject, and the same stored objects under the comparison rule of
@@ -19,7 +20,7 @@ from tests.live.corpus_run import check_agreement, run_both
 DRA_GATES = versions.rules(build.target_k8s_version()).field_gates
 
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.every_version]
 
 CASES = load_corpus()
 
@@ -41,7 +42,8 @@ def gates_on(start_control_plane):
 
 def test_the_corpus_is_large_and_covers_both_answers():
     assert len(CASES) >= 40
-    verdicts = [c.expected("default") for c in CASES]
+    rules = versions.rules(build.target_k8s_version())
+    verdicts = [c.expected(rules, {}) for c in CASES]
     assert verdicts.count("accept") >= 15 and verdicts.count("reject") >= 15
     kinds = {d["kind"] for c in CASES for d in c.documents}
     assert {"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "Pod", "Namespace",
@@ -50,9 +52,9 @@ def test_the_corpus_is_large_and_covers_both_answers():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_default_gates_agree(default_gates, case):
-    check_agreement(default_gates, case, "default")
+    check_agreement(default_gates, case)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_all_gates_on_agree(gates_on, case):
-    check_agreement(gates_on, case, "on")
+    check_agreement(gates_on, case)
