@@ -33,7 +33,7 @@ from drawb.testing.alloc_check import evicting_taints, problems
 from drawb.testing.alloc_scenarios import GATES, generate_many, nvidia_classes
 from drawb.testing.api import path_for
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.every_version]
 
 SCENARIOS = 160
 BATCH = 80

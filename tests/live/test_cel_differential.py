@@ -10,7 +10,7 @@ import yaml
 from drawb.cel import CELCompileError, compile_selector
 from drawb.testing.api import ApiError, path_for
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.every_version]
 
 CORPUS = yaml.safe_load(
     (Path(__file__).resolve().parents[1] / "unit" / "cel" / "data" / "differential_corpus.yaml").read_text()

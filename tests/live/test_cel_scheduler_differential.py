@@ -30,7 +30,7 @@ from drawb.inventory import device_frame
 from drawb.testing.api import Api, path_for
 from drawb.testing.waiting import wait_for
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.every_version]
 
 CORPUS = yaml.safe_load(
     (Path(__file__).resolve().parents[1] / "unit" / "cel" / "data" / "scheduler_corpus.yaml").read_text()
