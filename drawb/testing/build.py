@@ -4,8 +4,10 @@ The Go modules live in ``testcluster/`` (Kubernetes + etcd, pinned) and ``testcl
 (kwok + kwokctl). Binaries go to ``$DRAWB_CACHE/testcluster/<k8s version>/bin`` (``DRAWB_CACHE``
 defaults to ``~/.cache/drawb``) with a key file; a build whose key matches returns at once.
 Another Kubernetes version is built from a module generated in the cache from that version's own
-``go.mod`` (its staging modules replaced by the matching ``v0.x.y`` tags). Only the Go module proxy
-is used: ``direct`` is removed from ``GOPROXY`` and ``GOTOOLCHAIN=local``.
+``go.mod`` (its staging modules replaced by the matching ``v0.x.y`` tags); it takes etcd, kwok and
+kwokctl, which no Kubernetes version pins, from the pinned version's build when that one is complete
+(a hard link), so only the Kubernetes commands are compiled. Only the Go module proxy is used:
+``direct`` is removed from ``GOPROXY`` and ``GOTOOLCHAIN=local``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ RECIPE = "drawb-testcluster-build/1"
 K8S_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 ETCD_PACKAGE = "go.etcd.io/etcd/server/v3"
 KWOK_COMMANDS = ("kwok", "kwokctl")
-BINARIES = (*K8S_COMMANDS, "etcd", *KWOK_COMMANDS)
+SHARED = ("etcd", *KWOK_COMMANDS)  # not Kubernetes-versioned: another version takes the pinned build's
+BINARIES = (*K8S_COMMANDS, *SHARED)
 KEY_FILE = ".build-key"
 ANCHOR = "allocbench"  # testcluster/allocbench: the Go allocator anchor of drawb's benchmarks
 
@@ -172,6 +175,22 @@ def _complete(bin_dir: Path, key: str) -> bool:
     )
 
 
+def _pinned_bin_dir(env: dict[str, str]) -> Path | None:
+    """The pinned version's binaries when that build is complete, else None."""
+    pinned = pinned_k8s_version()
+    go_version = _go(["version"], source_dir(), env).strip()
+    key = _key(source_dir(), source_dir() / "kwok", _ldflags(pinned), go_version)
+    bin_dir = cache_root() / "testcluster" / pinned / "bin"
+    return bin_dir if _complete(bin_dir, key) else None
+
+
+def _link(source: Path, dest: Path) -> None:
+    try:
+        os.link(source, dest)
+    except OSError:  # another file system
+        shutil.copy2(source, dest)
+
+
 def build(k8s_version: str | None = None, log=None) -> BuildResult:
     """Build (or find cached) binaries for ``k8s_version`` (default: the pinned version)."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -190,17 +209,23 @@ def build(k8s_version: str | None = None, log=None) -> BuildResult:
         bin_dir = cache / "bin"
         if _complete(bin_dir, key):
             return BuildResult(bin_dir, k8s_version, key, True, time.monotonic() - started, None)
-        log(f"building Kubernetes {k8s_version}, etcd and kwok from Go modules into {bin_dir} "
+        shared = None if k8s_module == source_dir() else _pinned_bin_dir(env)
+        others = f"etcd and kwok from {shared}" if shared else "etcd and kwok from Go modules"
+        log(f"building Kubernetes {k8s_version} from Go modules, {others}, into {bin_dir} "
             "(a cold build takes tens of minutes on 2 cores)")
         staging = cache / "bin.new"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        packages = [f"k8s.io/kubernetes/cmd/{c}" for c in K8S_COMMANDS] + [ETCD_PACKAGE]
+        packages = [f"k8s.io/kubernetes/cmd/{c}" for c in K8S_COMMANDS] + ([] if shared else [ETCD_PACKAGE])
         flags = ["-trimpath", "-buildvcs=false"]
         _go(["build", *flags, f"-ldflags={ldflags}", "-o", f"{staging}/", *packages], k8s_module, env)
-        (staging / "server").rename(staging / "etcd")  # go names the etcd main package "server"
-        kwok_packages = [f"sigs.k8s.io/kwok/cmd/{c}" for c in KWOK_COMMANDS]
-        _go(["build", *flags, "-ldflags=-s -w", "-o", f"{staging}/", *kwok_packages], kwok_module, env)
+        if shared:
+            for name in SHARED:
+                _link(shared / name, staging / name)
+        else:
+            (staging / "server").rename(staging / "etcd")  # go names the etcd main package "server"
+            kwok_packages = [f"sigs.k8s.io/kwok/cmd/{c}" for c in KWOK_COMMANDS]
+            _go(["build", *flags, "-ldflags=-s -w", "-o", f"{staging}/", *kwok_packages], kwok_module, env)
         (staging / KEY_FILE).write_text(key + "\n")
         shutil.rmtree(bin_dir, ignore_errors=True)
         staging.rename(bin_dir)
