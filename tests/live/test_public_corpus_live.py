@@ -30,7 +30,7 @@ from drawb.testing.waiting import wait_for
 from tests.contract.public_corpus import PUBLIC_CORPUS, Document, load_documents, namespaces_named
 from tests.live.corpus_run import simulated_twin
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.every_version]
 
 DOCUMENTS = load_documents()
 
