@@ -20,8 +20,8 @@ class _GlobalParser(argparse.ArgumentParser):
         raise UsageError(f"drawb: {message}", hint="see `drawb --help`")
 
 
-def _global_parser() -> argparse.ArgumentParser:
-    """The options before the subcommand: the session's options, then --traceback and --help."""
+def global_parser() -> argparse.ArgumentParser:
+    """The options before the subcommand: the session's options, then --traceback, --version and --help."""
     from drawb.session import session_options
 
     parser = _GlobalParser(
@@ -37,6 +37,7 @@ def _global_parser() -> argparse.ArgumentParser:
     parser.add_argument("--in-cluster", action="store_true",
                         help="the cluster this pod runs in, as its service account (same as --target in-cluster)")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
+    parser.add_argument("--version", action="store_true", help="print drawb's version and exit")
     parser.add_argument("-h", "--help", action="store_true", help="show this reference")
     parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)  # the subcommand and its options
     return parser
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 def _command_name(args: list[str]) -> str:
     """``drawb <subcommand>`` as far as ``args`` name one (the first word that is no option or option value)."""
     try:
-        words = _global_parser().parse_args(args).rest
+        words = global_parser().parse_args(args).rest
     except (UsageError, KeyboardInterrupt):
         words = []
     return " ".join(["drawb", *words[:1]])
@@ -95,9 +96,10 @@ def _command_name(args: list[str]) -> str:
 
 def _run(args: list[str]) -> int:
     from drawb.commands.registry import reference, run_line, source_line, warnings_text
+    from drawb.release import VERSION
     from drawb.session import Session, session_options
 
-    parser = _global_parser()
+    parser = global_parser()
     try:
         options = parser.parse_args(args)
         if options.in_cluster:
@@ -108,6 +110,9 @@ def _run(args: list[str]) -> int:
     except UsageError as exc:
         print(exc.render(prog="drawb"), file=sys.stderr)
         return 2
+    if options.version:
+        print(f"drawb {VERSION}")
+        return 0
     rest = options.rest
     if len(rest) > 1 and rest[-1] in ("-h", "--help"):
         rest = ["help", rest[0]]

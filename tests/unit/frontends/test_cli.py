@@ -48,3 +48,14 @@ def test_errors_exit_2_without_traceback():
 def test_scenario_option():
     out = drawb("--scenario", "synthetic:2x3", "devices", "--driver", "gpu.nvidia.com")
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 1 + 6
+
+
+def test_version_is_the_packages():
+    """``drawb --version`` prints the version pyproject.toml states (and ``drawb.__version__`` is), and exits 0."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[3]
+    stated = tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+    out = subprocess.run([sys.executable, "-m", "drawb.cli", "--version"], capture_output=True, text=True,
+                         timeout=120, cwd=root)
+    assert (out.returncode, out.stdout, out.stderr) == (0, f"drawb {stated}\n", "")
