@@ -59,3 +59,9 @@ def _without_widget_views(path: Path) -> None:
                     data.clear()
                     data["text/plain"] = f"[{name} widget: run this notebook in JupyterLab to use it]"
     nbformat.write(notebook, str(path))
+
+
+def _execute(notebook: Path, target: Path) -> subprocess.CompletedProcess:
+    """``python -m drawb.notebook.headless`` on one notebook (what ``scripts/demo --headless`` runs)."""
+    return subprocess.run([sys.executable, "-m", "drawb.notebook.headless", str(notebook), "--out", str(target)],
+                          capture_output=True, text=True, timeout=900, cwd=notebook.parent.parent)
