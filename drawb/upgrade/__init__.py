@@ -54,11 +54,11 @@ def check_upgrade(cluster: Cluster, to: str, sources: list[Source] = (), driver_
                          hint=f"name a minor from {current.minor} to {versions.newest()} with --to")
     items, unread = read_cluster(cluster)
     inputs = Inputs(current, target, server_version, items + manifest_items(list(sources)), cluster_gates(cluster),
-                    cluster.group_versions("resource.k8s.io"), unread)
+                    cluster.group_versions("resource.k8s.io"))
     findings, chosen, told = check(inputs, driver_release)
     findings = [Finding("manifest", ERROR, p.document, "file", p.path, p.message, "fix the file and check again")
                 for source in sources for p in source.problems] + findings
-    notes = [f"{kind}s could not be read ({why}): roles of that kind were not checked" for kind, why in unread.items()]
+    notes = [f"{kind}s could not be read ({why}): they were not checked" for kind, why in unread.items()]
     if not inputs.gates:
         notes.append("the API server's feature gates could not be read: gates in use were not checked")
     return UpgradeReport(cluster.description, server_version, current.minor, target.minor, chosen, told,

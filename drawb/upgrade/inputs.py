@@ -15,7 +15,8 @@ from drawb.versions import Rules
 
 CLUSTER = "cluster"
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ClusterRole", "Role")
-_OPTIONAL = ("ClusterRole", "Role")  # RBAC may keep a user from reading roles: their checks are skipped then
+# What drawb's read-only role does not grant cluster-wide: checks of what RBAC keeps unread are left out
+_OPTIONAL = ("ResourceClaimTemplate", "ClusterRole", "Role")
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,6 @@ class Inputs:
     items: list[Item] = field(default_factory=list)
     gates: dict[str, bool] = field(default_factory=dict)  # the cluster's DRA gates as it reports them
     served: list[str] = field(default_factory=list)  # the resource.k8s.io versions the cluster serves
-    unread: dict[str, str] = field(default_factory=dict)  # kind -> why it could not be read
 
     def first_with(self, behaviour: str) -> str:
         """The first minor after the current one up to the target that has ``behaviour`` (the target if none)."""

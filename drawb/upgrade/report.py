@@ -99,13 +99,6 @@ class UpgradeReport:
             "notes": self.notes,
         }
 
-    def frame(self):
-        """The findings as a DataFrame (kind, level, where, object, path, message, fix)."""
-        import pandas as pd
-
-        return pd.DataFrame([asdict(f) for f in self.findings],
-                            columns=["kind", "level", "where", "object", "path", "message", "fix"])
-
     def __str__(self) -> str:
         lines = [self.summary()]
         for f in self.findings:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from drawb import versions
 from drawb.access import rbac
 from drawb.cli import main
 from drawb.testing.api import path_for
@@ -151,6 +152,15 @@ def test_read_only_rights_read_every_cluster_wide_view(accounts, capsys):
         assert status == 0 and "Traceback" not in err and "RbacRefused" not in err, (words, err)
     status, out, err = _drawb(capsys, reader, "pods")
     assert status == 2 and f'RBAC refused list on pods in namespace "{reader[0]}"' in err, err
+
+
+def test_upgrade_check_with_read_only_rights_checks_what_it_reads_and_names_what_it_could_not(accounts, capsys):
+    _, reader = accounts
+    status, out, err = _drawb(capsys, reader, "upgrade-check", "--to", versions.newest())
+    assert status == 0 and "Traceback" not in err and "RbacRefused" not in err, err
+    for kind in ("ResourceClaimTemplate", "ClusterRole", "Role"):
+        assert f"note: {kind}s could not be read (RBAC refused list on {kind.lower()}s." in out, out
+    assert "feature gates could not be read" not in out  # the read-only role grants the API server's /metrics
 
 
 def test_cleanup_with_rights_to_list_but_not_delete_names_them_and_removes_nothing(control_plane, accounts, capsys):
