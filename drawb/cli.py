@@ -120,7 +120,7 @@ def _run(args: list[str]) -> int:
         print(parser.format_help() + "\nSubcommands:\n\n" + reference(prog="drawb"))
         return 0
     session = Session(**{o.name: getattr(options, o.name) for o in session_options()}, prog="drawb",
-                      progress=lambda line: print(line, file=sys.stderr, flush=True))
+                      progress=lambda line: print(line, file=sys.stderr, flush=True), keep_state=True)
     try:
         if rest[0] in NOTEBOOK_ONLY:
             raise UsageError(f"{rest[0]} is a notebook widget", hint=f"run `%dra {rest[0]}` in Jupyter")
@@ -128,6 +128,7 @@ def _run(args: list[str]) -> int:
         from drawb.commands.watching import WatchedTable
 
         if isinstance(result, WatchedTable):
+            session.release_state()  # following only reads: other commands may use the simulated cluster meanwhile
             return _follow(result)
         text = render(result)
         source = source_line(session)  # before close: whether the command read the simulated cluster

@@ -56,6 +56,9 @@ class Session:
     _failed: NotConnected | None = field(default=None, repr=False)  # the last explicit connect, when it failed
     _used: bool = field(default=False, repr=False)  # whether the cluster was read since ``mark_unused``
     _cluster_namespace: str | None = field(default=None, repr=False)  # the namespace the cluster gave
+    keep_state: bool = field(default=False, repr=False)  # the command line's: the simulated cluster kept in a file
+    _kept: object = field(default=None, repr=False)  # the KeptState whose lock this session holds
+    _kept_writes: int | None = field(default=None, repr=False)  # the cluster's writes when read (None: new)
 
     @property
     def cluster(self) -> WatchableCluster:
@@ -91,6 +94,7 @@ class Session:
         in_cluster: bool = False,
         kubernetes_version: str | None = None,
         feature_gates: str | None = None,
+        reset: bool = False,
     ) -> WatchableCluster:
         """Open a cluster: the simulated one when ``simulated``, a ``scenario``, a ``snapshot``, a
         ``kubernetes_version`` or ``feature_gates`` (``Name=true,...``) is given (whatever the options say); the
@@ -99,14 +103,15 @@ class Session:
 
         A failure leaves the session disconnected, and later commands say so. The namespace option, left at
         its default, becomes the cluster's: a kubeconfig context's, or the pod's service account's.
+        ``reset``: the simulated cluster starts afresh, its kept state (``keep_state``) forgotten.
         """
         from drawb.cluster.connect import connect
 
         self.close()
         self._failed = None
         self._take_namespace(None)
-        if simulated or scenario or snapshot or kubernetes_version or feature_gates is not None:
-            self._cluster = self._simulated(scenario, snapshot, kubernetes_version, feature_gates)
+        if simulated or reset or scenario or snapshot or kubernetes_version or feature_gates is not None:
+            self._cluster = self._simulated(scenario, snapshot, kubernetes_version, feature_gates, reset)
             return self._cluster
         explicit = bool(kubeconfig or context or in_cluster)
         target = "in-cluster" if in_cluster else self._target(kubeconfig or context)
@@ -117,7 +122,7 @@ class Session:
                 self._cluster = connect(kubeconfig=kubeconfig or self.kubeconfig, context=context or self.context,
                                         snapshot=self.snapshot, use_kubeconfig=True, timeouts=self.timeouts())
             else:
-                self._cluster = self._simulated(None, None, None, None)
+                self._cluster = self._simulated(None, None, None, None, reset)
         except NotConnected as exc:
             if explicit:  # an explicit connect; a configured one fails again on every use anyway
                 self._failed = exc
@@ -126,18 +131,115 @@ class Session:
         return self._cluster
 
     def _simulated(self, scenario: str | None, snapshot: str | None, kubernetes_version: str | None,
-                   feature_gates: str | None) -> WatchableCluster:
+                   feature_gates: str | None, reset: bool = False) -> WatchableCluster:
         """The simulated cluster: the snapshot replayed (the version and gates given here are refused with it;
-        the options' are not its own), else the scenario at the version and gates given, else the options'."""
+        the options' are not its own), else the scenario at the version and gates given, else the options'.
+        With ``keep_state``, the one kept from the last command (``drawb.cluster.sim.state``), locked until
+        ``close``; ``reset`` forgets the kept one."""
         from drawb.cluster.connect import connect
+        from drawb.cluster.sim.state import KeptState, key_for
 
+        chosen, replay, kubernetes_version, gates = self._simulated_choice(scenario, snapshot, kubernetes_version,
+                                                                          feature_gates)
+        key = key_for(chosen, replay, kubernetes_version, gates)
+        kept = KeptState(key)
+        if not (self.keep_state or reset):  # the notebook's cluster lives in its kernel
+            return self._built(key, connect(scenario=chosen, snapshot=replay, kubernetes_version=kubernetes_version,
+                                            feature_gates=gates))
+        kept.acquire(self.progress)
+        try:
+            if reset:
+                kept.remove()
+            cluster = kept.load() if self.keep_state else None
+            writes = None if cluster is None else cluster.writes
+            if cluster is None:
+                cluster = self._built(key, connect(scenario=chosen, snapshot=replay,
+                                                   kubernetes_version=kubernetes_version, feature_gates=gates))
+        except BaseException:
+            kept.release()
+            raise
+        if self.keep_state:
+            self._kept, self._kept_writes = kept, writes
+        else:
+            kept.release()
+        return cluster
+
+    def _simulated_choice(self, scenario: str | None, snapshot: str | None, kubernetes_version: str | None,
+                          feature_gates: str | None) -> tuple[str, str | None, str | None, dict[str, bool] | None]:
+        """The scenario, snapshot, version and gates (parsed) a simulated connect with these options makes."""
         replay = snapshot or (None if scenario else self.snapshot)
         if not replay:
             kubernetes_version = kubernetes_version or self.kubernetes_version
             feature_gates = self.feature_gates if feature_gates is None else feature_gates
         gates = None if feature_gates is None else versions.parse_feature_gates(feature_gates)
-        return connect(scenario=scenario or self.scenario, snapshot=replay, kubernetes_version=kubernetes_version,
-                       feature_gates=gates)
+        return scenario or self.scenario, replay, kubernetes_version, gates
+
+    def simulated_key(self):
+        """The key (``drawb.cluster.sim.state.StateKey``) of the simulated cluster: the connected one's, else
+        the one the options choose (read without connecting)."""
+        from drawb.cluster.sim.state import key_for, key_of
+
+        if self._cluster is not None and getattr(self._cluster, "simulated", False):
+            return key_of(self._cluster)
+        return key_for(*self._simulated_choice(None, None, None, None))
+
+    @staticmethod
+    def _built(key, cluster: WatchableCluster) -> WatchableCluster:
+        cluster.state_key = key  # where it is kept: its scenario, version and gates
+        return cluster
+
+    def adopt(self, cluster: WatchableCluster) -> None:
+        """Connect to ``cluster``, a simulated cluster read from a state file; with ``keep_state`` it becomes
+        the kept one of its scenario, version and gates."""
+        from drawb.cluster.sim.state import KeptState, key_of
+
+        self.close()
+        self._failed = None
+        self._take_namespace(None)
+        if self.keep_state:
+            kept = KeptState(key_of(cluster))
+            kept.acquire(self.progress)
+            self._kept, self._kept_writes = kept, None
+        self._cluster = cluster
+
+    def keep_simulated(self, path: str | None = None):
+        """Write the connected simulated cluster to ``path``, else to its kept state file (the command line's);
+        the file's ``drawb.cluster.sim.state.Header``."""
+        from drawb.cluster.sim.state import KeptState, key_of, write
+
+        cluster = self.cluster
+        if not getattr(cluster, "simulated", False):
+            raise UsageError("only the simulated cluster is kept in a state file; a real cluster keeps its own",
+                             hint=f"`{PROG} snapshot save FILE` saves a real cluster's DRA state")
+        if path is not None:
+            return write(cluster, None, path)
+        if self._kept is not None:  # this session holds the lock
+            return self._kept.save(cluster)
+        kept = KeptState(key_of(cluster))
+        kept.acquire(self.progress)
+        try:
+            return kept.save(cluster)
+        finally:
+            kept.release()
+
+    def kept_state(self):
+        """While this session holds the kept simulated cluster: its file, whether this command made it new, and
+        the options that choose it."""
+        if self._kept is None:
+            return None
+        return self._kept.path, self._kept_writes is None, self._kept.key.options()
+
+    def release_state(self) -> None:
+        """Write the kept simulated cluster back now and let other commands have it: what this command does
+        from now on is not kept (a command that only follows the cluster, e.g. ``--watch``)."""
+        kept, self._kept = self._kept, None
+        if kept is None:
+            return
+        try:
+            if self._cluster is not None and self._cluster.writes != self._kept_writes:
+                kept.save(self._cluster)
+        finally:
+            kept.release()
 
     @property
     def rules_version(self) -> str:
@@ -225,10 +327,13 @@ class Session:
         return self._live
 
     def close(self) -> None:
-        """Stop watching the connected cluster."""
+        """Stop watching the connected cluster; a kept simulated cluster is written back (when it changed)."""
         if self._cluster is not None:
             self._cluster.close()
-        self._cluster, self._live = None, None
+        try:
+            self.release_state()
+        finally:
+            self._cluster, self._live = None, None
 
 
 def session_options() -> list[Field]:

@@ -21,6 +21,13 @@ FIXTURES = DATA / "fixtures"
 CAPTURES = DATA / "captures"
 
 
+@pytest.fixture(autouse=True)
+def _own_state_home(tmp_path_factory, monkeypatch) -> None:
+    """Each test its own state folder: the command line keeps its simulated cluster there between commands,
+    and a test must start from a fresh one (and never touch the user's)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 def load_fixture(name: str) -> list[dict]:
     """The items of a ``kubectl get -o yaml`` List in tests/data/fixtures."""
     return yaml.safe_load((FIXTURES / name).read_text())["items"]

@@ -17,8 +17,10 @@ class Connected:
     """What ``%dra connect`` reports: which cluster, which version, and the real clusters within reach when it
     chose the simulated one by default."""
 
-    def __init__(self, description: str, version: str, found: list[tuple[str, str]] = (), gates: str = ""):
+    def __init__(self, description: str, version: str, found: list[tuple[str, str]] = (), gates: str = "",
+                 state: str = ""):
         self.description, self.version, self.found, self.gates = description, version, list(found), gates
+        self.state = state  # where the command line keeps the simulated cluster between commands
 
     def _found_lines(self) -> list[str]:
         return [f"  {what}: {how}" for what, how in self.found]
@@ -27,6 +29,8 @@ class Connected:
         text = f"Connected to {self.description}, Kubernetes {self.version}"
         if self.gates:
             text += f"\nFeature gates: {self.gates}"
+        if self.state:
+            text += f"\nState: {self.state}"
         if self.found:
             text += "\nReal clusters found (connect to one with its option):\n" + "\n".join(self._found_lines())
         return text
@@ -37,6 +41,8 @@ class Connected:
         html = f"<b>Connected</b> to {escape(self.description)}, Kubernetes <code>{escape(self.version)}</code>"
         if self.gates:
             html += f"<br>Feature gates: {escape(self.gates)}"
+        if self.state:
+            html += f"<br>State: {escape(self.state)}"
         if self.found:
             items = "".join(f"<li>{escape(what)}: <code>{escape(how)}</code></li>" for what, how in self.found)
             html += f"<br>Real clusters found (connect to one with its option):<ul>{items}</ul>"
@@ -60,11 +66,15 @@ class Connected:
     arg("--feature-gates", dest="gates", metavar="NAME=BOOL,...",
         help="DRA feature gates of the simulated cluster, e.g. DRAExtendedResource=true,DRADeviceTaints=true "
              "(default: the scenario's, else the version's defaults)"),
+    arg("--reset", action="store_true",
+        help="start the simulated cluster afresh: the command line keeps it between commands, in a state file per "
+             "scenario, version and gates; this forgets that file"),
 )
 def connect(session: Session, args, cell) -> Connected:
     simulated_only = [flag for flag, given in (("--simulated", args.simulated), ("--scenario", args.scenario),
                                                ("--kubernetes-version", args.version),
-                                               ("--feature-gates", args.gates is not None)) if given]
+                                               ("--feature-gates", args.gates is not None),
+                                               ("--reset", args.reset)) if given]
     if simulated_only and (args.kubeconfig or args.context or args.in_cluster):
         raise UsageError(f"{', '.join(simulated_only)} {'chooses' if len(simulated_only) == 1 else 'choose'} the "
                          "simulated cluster; --kubeconfig, --context and "
@@ -74,14 +84,26 @@ def connect(session: Session, args, cell) -> Connected:
                          hint="give one way to reach the cluster")
     cluster = session.connect(kubeconfig=args.kubeconfig, context=args.context, scenario=args.scenario,
                               snapshot=args.snapshot, simulated=args.simulated, in_cluster=args.in_cluster,
-                              kubernetes_version=args.version, feature_gates=args.gates)
+                              kubernetes_version=args.version, feature_gates=args.gates, reset=args.reset)
     plain = not any((args.kubeconfig, args.context, args.in_cluster, args.snapshot, *simulated_only))
     found = []
     if plain and getattr(cluster, "simulated", False):
         from drawb.cluster.connect import found_clusters
 
         found = [(f.what, _how(session.prog, f.option)) for f in found_clusters(session.kubeconfig)]
-    return Connected(cluster.description, cluster.server_version(), found, _gates_line(cluster))
+    return Connected(cluster.description, cluster.server_version(), found, _gates_line(cluster),
+                     _state_line(session, args.reset))
+
+
+def _state_line(session: Session, reset: bool) -> str:
+    """Where the command line keeps the simulated cluster, and whether this command started it."""
+    kept = session.kept_state()
+    if kept is None:
+        return "started afresh (its kept state forgotten)" if reset else ""
+    path, new, options = kept
+    how = "started afresh" if new else "as the last command left it"
+    return (f"{how}, kept between commands in {path}; simulated time goes on with the clock between them "
+            f"(`{session.prog} connect --reset{' ' + options if options else ''}` starts it afresh)")
 
 
 def _gates_line(cluster) -> str:

@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "drawb.commands.workloads",
     "drawb.commands.check",
     "drawb.commands.snapshot",
+    "drawb.commands.state",
     "drawb.commands.rbac",
     "drawb.commands.preview",
     "drawb.commands.capacity",

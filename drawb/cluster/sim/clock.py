@@ -28,11 +28,21 @@ class Clock(Protocol):
 
 
 class WallClock:
-    """Real time: what a user watching a notebook expects."""
+    """Real time: what a user watching a notebook expects.
+
+    Kept in a file (pickled) and read back in another process, it goes on from the wall time: the
+    seconds between the two count as simulated seconds that passed."""
 
     def __init__(self) -> None:
         self._start_mono = time.monotonic()
         self._start = datetime.now(UTC)
+
+    def __getstate__(self) -> dict:
+        return {"start": self._start}
+
+    def __setstate__(self, state: dict) -> None:
+        self._start = state["start"]
+        self._start_mono = time.monotonic() - (datetime.now(UTC) - self._start).total_seconds()
 
     def now(self) -> float:
         """Seconds since this clock was made."""

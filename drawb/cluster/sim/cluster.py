@@ -88,6 +88,7 @@ class SimCluster:
         self._order: dict[str, list[tuple[str, str]]] = {}  # kind -> its keys sorted, until one is added or removed
         self._versions = itertools.count(1)
         self._watches: dict[str, SimWatch] = {}
+        self.writes = 0  # objects stored or removed so far: a kept cluster is written back when it changed
         self.kubernetes_version = rules.minor
         self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), self.kubernetes_version,
                                    self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()},
@@ -140,6 +141,7 @@ class SimCluster:
             meta["uid"] = stable_uuid("uid", key[0], key[1], key[2], version)[4:]
             meta.setdefault("creationTimestamp", created or self.lifecycle.clock.timestamp(self.lifecycle.now))
         added = key not in self._objects
+        self.writes += 1
         self._objects[key] = obj
         self._by_kind.setdefault(key[0], {})[(key[1] or "", key[2])] = obj
         self.lifecycle.changed(key[0], obj)
@@ -149,10 +151,21 @@ class SimCluster:
         """Remove an object as a controller or the garbage collector does (no ownership check)."""
         obj = self._objects.pop((kind, namespace, name), None)
         if obj is not None:
+            self.writes += 1
             del self._by_kind[kind][(namespace or "", name)]
             self._order.pop(kind, None)
             self.lifecycle.changed(kind, obj, deleted=True)
             self._notify(kind, "DELETED", obj)
+
+    def __getstate__(self) -> dict:
+        """What a kept cluster's file holds (``drawb.cluster.sim.state``): everything but the watches."""
+        return {**self.__dict__, "_watches": {}, "_frozen": False}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._frozen = len(self._objects) >= _FREEZE_AT  # as after seeding: a large store leaves the collector
+        if self._frozen:
+            gc.freeze()
 
     def sleep(self, seconds: float) -> None:
         """Let simulated time pass (for real on the default wall clock)."""

@@ -67,7 +67,7 @@ class Lifecycle:
         self._parent_memory = parent_memory_mib
         self.image_pull_seconds = image_pull_seconds
         self.now = clock.now()
-        self.events = EventRecorder(self._store_quietly, lambda: self.clock.timestamp(self.now))
+        self.events = EventRecorder(self._store_quietly, self._timestamp)  # methods, no lambdas: it is pickled
         self.pods: dict[NsKey, dict] = {}
         self._pods_by_uid: dict[str, dict] = {}
         self.claims: dict[NsKey, dict] = {}
@@ -97,6 +97,9 @@ class Lifecycle:
         self._noexecute_slices: dict[str, dict] = {}
         self._evictions_dirty = False
         self._eviction_due: dict[NsKey, float] = {}
+
+    def _timestamp(self) -> str:
+        return self.clock.timestamp(self.now)
 
     # --- the store tells us what changed -----------------------------------------------------
 
