@@ -21,7 +21,6 @@ that came due meanwhile, each at its own time).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -265,6 +264,8 @@ class KeptState:
 
     def acquire(self, progress: Callable[[str], None] | None = None) -> None:
         """Take the lock, waiting (and saying for whom, after a second) while another command holds it."""
+        import fcntl  # POSIX: imported where the lock is taken, so that a notebook elsewhere needs none
+
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         handle = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -280,6 +281,8 @@ class KeptState:
         self._lock = handle
 
     def _wait(self, handle: int, progress: Callable[[str], None] | None) -> None:
+        import fcntl
+
         deadline = time.monotonic() + _WAIT_NOTE_SECONDS
         while time.monotonic() < deadline:
             time.sleep(0.02)
