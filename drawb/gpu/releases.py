@@ -132,14 +132,14 @@ def publishing(attribute: str) -> list[str]:
 
 def published_attributes(slices: Iterable[Mapping[str, Any]]) -> set[str]:
     """Every attribute the ``gpu.nvidia.com`` devices of ``slices`` publish, as CEL reads them."""
-    found: set[str] = set()
+    names: set[str] = set()
     for s in slices:
         spec = s.get("spec") or {}
         if spec.get("driver") != DOMAIN:
             continue
         for device in spec.get("devices") or ():
-            found.update(name if "/" in name else f"{DOMAIN}/{name}" for name in (device.get("attributes") or {}))
-    return found
+            names.update(device.get("attributes") or ())
+    return {name if "/" in name else f"{DOMAIN}/{name}" for name in names}
 
 
 def detect(slices: Iterable[Mapping[str, Any]]) -> DriverRelease | None:

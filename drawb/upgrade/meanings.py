@@ -7,26 +7,37 @@ from __future__ import annotations
 from collections import defaultdict
 
 from drawb.gpu.releases import LIST_ATTRIBUTES
-from drawb.upgrade.inputs import Inputs, allocated, constraints
+from drawb.upgrade.inputs import Inputs, Item, allocated, constraints
 from drawb.upgrade.report import WARNING, Finding
 
 LISTS = "alloc.list_attribute_constraints"
 ORDER = "alloc.deterministic_order"
 _LIST_KEYS = ("ints", "bools", "strings", "versions")
 _LIST_GATE = "DRAListTypeAttributes"
+_FIELDS = {"matchAttribute": "share at least one value", "distinctAttribute": "share no value"}
 
 
-def _list_attributes(inputs: Inputs) -> dict[str, str]:
-    """Attributes that are lists somewhere: published as lists by the cluster's slices, or by an NVIDIA release."""
+def _constrained(inputs: Inputs) -> list[tuple[Item, str, str, str]]:
+    """(item, path, field, attribute) of every matchAttribute and distinctAttribute of a claim not yet allocated."""
+    return [(item, path, field, constraint[field])
+            for item in inputs.of("ResourceClaim", "ResourceClaimTemplate") if not allocated(item)
+            for path, constraint in constraints(item) for field in _FIELDS if isinstance(constraint.get(field), str)]
+
+
+def _lists_among(inputs: Inputs, names: set[str]) -> dict[str, str]:
+    """Which of ``names`` are lists somewhere, and where: published as lists by the cluster's slices, or by an
+    NVIDIA release."""
     found = {name: f"the NVIDIA DRA driver {release} publishes it as a list with its {_LIST_GATE} gate on"
-             for name, release in LIST_ATTRIBUTES.items()}
+             for name, release in LIST_ATTRIBUTES.items() if name in names}
     for item in inputs.of("ResourceSlice"):
         driver = item.spec.get("driver", "")
+        wanted = {name.removeprefix(f"{driver}/"): name for name in names - set(found)}
         for device in item.spec.get("devices") or ():
-            for name, value in (device.get("attributes") or {}).items():
+            attributes = device.get("attributes") or {}
+            for key, name in wanted.items():
+                value = attributes.get(key)
                 if isinstance(value, dict) and any(k in value for k in _LIST_KEYS):
-                    qualified = name if "/" in name else f"{driver}/{name}"
-                    found[qualified] = f"{item.label} publishes it as a list"
+                    found[name] = f"{item.label} publishes it as a list"
     return found
 
 
@@ -35,23 +46,14 @@ def list_constraints(inputs: Inputs) -> list[Finding]:
     target is the first whose allocator compares lists as sets."""
     if not inputs.crosses(LISTS):
         return []
-    lists = _list_attributes(inputs)
-    found = []
-    for item in inputs.of("ResourceClaim", "ResourceClaimTemplate"):
-        if allocated(item):
-            continue
-        for path, constraint in constraints(item):
-            for field, means in (("matchAttribute", "share at least one value"), ("distinctAttribute", "share no value")):
-                name = constraint.get(field)
-                if name not in lists:
-                    continue
-                found.append(Finding(
-                    "meaning", WARNING, item.where, item.label, f"{path}.{field}",
-                    f"{field} {name}: {lists[name]}; from Kubernetes {inputs.first_with(LISTS)}, with {_LIST_GATE} on, "
-                    f"the scheduler takes the devices when their lists {means}, not when the values are equal",
-                    f"if equal lists matter, keep {_LIST_GATE} off in the cluster and in the driver, or compare the "
-                    f"values in a selector"))
-    return found
+    constrained = _constrained(inputs)
+    lists = _lists_among(inputs, {name for *_, name in constrained}) if constrained else {}
+    return [Finding(
+        "meaning", WARNING, item.where, item.label, f"{path}.{field}",
+        f"{field} {name}: {lists[name]}; from Kubernetes {inputs.first_with(LISTS)}, with {_LIST_GATE} on, the "
+        f"scheduler takes the devices when their lists {_FIELDS[field]}, not when the values are equal",
+        f"if equal lists matter, keep {_LIST_GATE} off in the cluster and in the driver, or compare the values in a "
+        f"selector") for item, path, field, name in constrained if name in lists]
 
 
 def allocation_order(inputs: Inputs) -> list[Finding]:

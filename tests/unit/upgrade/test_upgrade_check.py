@@ -171,3 +171,18 @@ def test_a_cluster_slice_of_both_shapes_is_fixed_by_the_driver_release_that_spli
     (finding,), _, _ = check(_inputs("1.34", "1.35", items=[combined]))
     assert finding.kind == "slice-shape" and "the NVIDIA driver does from v25.12, with DynamicMIG" in finding.fix
     assert check(_inputs("1.35", "1.37", items=[combined]))[0] == []  # the cluster refuses it already
+
+
+def test_a_constraint_over_an_attribute_a_slice_publishes_as_a_list_changes_meaning():
+    slice_ = Item(CLUSTER, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                            "spec": {"driver": "net.example.com", "nodeName": "n", "pool": {"name": "n"},
+                                     "devices": [{"name": "nic-0", "attributes": {"rails": {"ints": [0, 1]}}}]}})
+    claim = Item("c.yaml", {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                            "metadata": {"name": "c", "namespace": "n"},
+                            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nic"}}],
+                                                 "constraints": [{"distinctAttribute": "net.example.com/rails"},
+                                                                 {"matchAttribute": "net.example.com/speed"}]}}})
+    (finding,), _, _ = check(_inputs("1.35", "1.36", items=[slice_, claim]))
+    assert finding.path == "spec.devices.constraints[0].distinctAttribute"
+    assert "ResourceSlice s publishes it as a list" in finding.message and "share no value" in finding.message
+    assert check(_inputs("1.36", "1.37", items=[slice_, claim]))[0] == []  # 1.36 compares lists already
