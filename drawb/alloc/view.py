@@ -107,6 +107,19 @@ class PlanState:
         return allocate_with(self.flavor, list(claims), node=view.node, slices=view.slices, classes=self.classes,
                              state=state)
 
+    def devices_in_use(self, view: NodeView) -> int:
+        """How many devices of the view's pools are in use (dedicated or shared)."""
+        return sum(len(entry[0]) + len(entry[1]) for entry in (self._in_use.get(pool) for pool in view.pools) if entry)
+
+    def nodes_publishing(self, pools: Iterable[PoolID]) -> set[str] | None:
+        """The nodes whose own slices publish any of ``pools``; None when a slice not local to one node
+        publishes one (every node sees it)."""
+        wanted = set(pools)
+        if any(pool_of(rs) in wanted for rs in self.nonlocal_slices):
+            return None
+        index = self._layout._nodes_of_pool()
+        return {name for pool in wanted for name in index.get(pool, ())}
+
     # --- alike nodes -------------------------------------------------------------------------
 
     def signature(self, view: NodeView, relevant: frozenset[str] | None) -> tuple:

@@ -10,20 +10,23 @@ pools hold none of the devices see the same devices before and after, so they ar
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from drawb.alloc import AllocationError
+from drawb.alloc.claimindex import claim_index
 from drawb.alloc.eviction import pods_of_claim, taint_delay
 from drawb.alloc.rules import rules_for
 from drawb.alloc.taintrules import rule_hits, taint_of, with_rule_taints
 from drawb.alloc.taints import BLOCKING
-from drawb.alloc.verdicts import verdicts
+from drawb.alloc.relevance import relevant_attributes
+from drawb.alloc.verdicts import node_reason
 from drawb.alloc.versions import flavor as resolve_flavor
-from drawb.alloc.view import PlanState
+from drawb.alloc.view import NodeView, PlanState
+from drawb.collector import collector_paused
 from drawb.plan.errors import ObjectNotFound
-from drawb.plan.preview import try_nodes
 from drawb.plan.workload import NoClaims, resolve
 
 DeviceID = tuple[str, str, str]
@@ -62,12 +65,26 @@ class Objects:
     feature_gates: Mapping[str, bool] | None
 
 
-def _claims_by_device(claims: Iterable[Obj]) -> dict[DeviceID, list[Obj]]:
-    found: dict[DeviceID, list[Obj]] = {}
-    for claim in claims:
-        for result in (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ():
-            found.setdefault((result.get("driver", ""), result.get("pool", ""), result.get("device", "")), []).append(claim)
-    return found
+def _claims_by_device(claims: Sequence[Obj]) -> Mapping[DeviceID, list[Obj]]:
+    """The claims holding each device (from the one claim index the scheduler's view shares)."""
+    by_device = claim_index(claims).by_device
+    return _Holders(by_device)
+
+
+class _Holders(Mapping):
+    """``claim_index``'s per-device entries as claims alone."""
+
+    def __init__(self, by_device: Mapping[DeviceID, list[tuple[Obj, bool]]]) -> None:
+        self._by_device = by_device
+
+    def __getitem__(self, device: DeviceID) -> list[Obj]:
+        return [claim for claim, _ in self._by_device[device]]
+
+    def __iter__(self):
+        return iter(self._by_device)
+
+    def __len__(self) -> int:
+        return len(self._by_device)
 
 
 def _pods_by_uid(pods: Iterable[Obj]) -> dict[str, Obj]:
@@ -153,6 +170,12 @@ class BlastRadius:
 def blast_radius(objects: Objects, devices: Sequence[DeviceID], taint: Mapping[str, Any],
                  before: Callable[[], PlanState] | None = None) -> BlastRadius:
     """What ``taint`` on ``devices`` reaches (``before``: the cluster's PlanState now, when the caller has it)."""
+    with collector_paused():  # many small objects: no full collections of a large cluster's objects meanwhile
+        return _blast_radius(objects, devices, taint, before)
+
+
+def _blast_radius(objects: Objects, devices: Sequence[DeviceID], taint: Mapping[str, Any],
+                  before: Callable[[], PlanState] | None) -> BlastRadius:
     chosen = set(devices)
     flavor = resolve_flavor(objects.kubernetes_version, objects.feature_gates)
     alloc_rules = rules_for(flavor)
@@ -205,24 +228,13 @@ def _losing_fit(objects: Objects, chosen: set[DeviceID], taint: Mapping[str, Any
     pending = _pending(objects.pods)
     if not pending or not chosen:
         return []
-    slices = with_rule_taints(objects.slices, objects.taint_rules)
-    pools = {(d, p) for d, p, _ in chosen}
-    touched = [rs for rs in slices if ((rs.get("spec") or {}).get("driver"), ((rs.get("spec") or {}).get("pool") or {}).get("name")) in pools]
-    if any(not (rs.get("spec") or {}).get("nodeName") for rs in touched):
-        affected = {n["metadata"]["name"] for n in objects.nodes}  # a slice not local to one node: every node sees it
-    else:
-        affected = {rs["spec"]["nodeName"] for rs in touched}
-    nodes = [n for n in objects.nodes if n["metadata"]["name"] in affected]
-    local = [rs for rs in slices if (rs.get("spec") or {}).get("nodeName") in affected or not (rs.get("spec") or {}).get("nodeName")]
-
-    def state(of: Sequence[Obj], on: Sequence[Obj]) -> PlanState:
-        return PlanState(nodes=on, slices=of, classes=objects.classes, claims=objects.claims,
-                         kubernetes_version=objects.kubernetes_version, feature_gates=objects.feature_gates)
-
-    near_before = state(local, nodes)
-    near_after = state(_tainted(local, chosen, taint), nodes)
-    full: list[PlanState] = []
-    find = _finder(objects)
+    state = before() if before is not None else PlanState(
+        nodes=objects.nodes, slices=with_rule_taints(objects.slices, objects.taint_rules), classes=objects.classes,
+        claims=objects.claims, kubernetes_version=objects.kubernetes_version, feature_gates=objects.feature_gates)
+    publishing = state.nodes_publishing({(d, p) for d, p, _ in chosen})
+    affected = [n for n in state.nodes if publishing is None or n["metadata"]["name"] in publishing]
+    find = _finder(objects, pending)
+    answers: dict[str, bool] = {}  # pods asking alike (the same claims and node rules) get the same answer
     losing = []
     for pod in pending:
         meta = pod["metadata"]
@@ -233,34 +245,74 @@ def _losing_fit(objects: Objects, chosen: set[DeviceID], taint: Mapping[str, Any
         allocating = [c for c in workload.claims if not (c.get("status") or {}).get("allocation")]
         if not allocating:
             continue
-        if not try_nodes(workload, near_before, allocating, stop_at_first=True).fits:
-            continue  # it does not fit on those nodes now: the taint changes nothing for it
-        if try_nodes(workload, near_after, allocating, stop_at_first=True).fits:
-            continue
-        if not full:
-            full.append(before() if before is not None else state(slices, objects.nodes))
-        if not _fits_elsewhere(full[0], workload, allocating, affected):
+        key = _alike(workload, allocating)
+        if key not in answers:
+            answers[key] = (_fits_on(state, workload, allocating, affected)
+                            and not _fits_on(state, workload, allocating, affected, (chosen, taint))
+                            and not _fits_elsewhere(state, workload, allocating, publishing))
+        if answers[key]:
             losing.append(object_text(pod))
     return sorted(losing)
 
 
-def _fits_elsewhere(state: PlanState, workload, allocating: list[dict], affected: set[str]) -> bool:
+def _alike(workload, allocating: list[dict]) -> str:
+    """What a pending pod's fit depends on: its node rules, its claims' specs, the claims it holds."""
+    spec = workload.pod.get("spec") or {}
+    held = [object_text(c) for c in workload.claims if c not in allocating]
+    return json.dumps([{k: spec.get(k) for k in ("nodeSelector", "affinity", "tolerations")},
+                       [c.get("spec") for c in allocating], held], sort_keys=True, default=str)
+
+
+def _fits_on(state: PlanState, workload, allocating: list[dict], nodes: Sequence[Obj],
+             tainting: tuple[set[DeviceID], Mapping[str, Any]] | None = None) -> bool:
+    """Whether the claims fit on one of ``nodes`` now (``tainting``: with the new taint on its devices)."""
     held = [c for c in workload.claims if c not in allocating]
-    try:
-        for verdict in verdicts(state, workload.pod, allocating, held):
-            if verdict.reason is None and verdict.node["metadata"]["name"] not in affected:
+    for node in nodes:
+        if node_reason(workload.pod, node, held) is not None:
+            continue
+        view = state.view(node)
+        if tainting is not None:
+            view = NodeView(node, _tainted(view.slices, *tainting), view.pools, view.allocated, view.shared)
+        try:
+            if state.allocate(allocating, view) is not None:
                 return True
-    except AllocationError:  # the scheduler fails the attempt at that node: it fits nowhere
-        pass
+        except AllocationError:  # the scheduler fails the attempt at that node
+            return False
     return False
 
 
-def _finder(objects: Objects):
+def _fits_elsewhere(state: PlanState, workload, allocating: list[dict], publishing: set[str] | None) -> bool:
+    """Whether the claims fit now on a node that does not see the tainted pools (the nodes with the fewest
+    devices in use tried first, alike nodes once)."""
+    if publishing is None:
+        return False
+    held = [c for c in workload.claims if c not in allocating]
+    relevant = relevant_attributes(allocating, state.class_by_name, state.kubernetes_version, state.feature_gates)
+    views = [state.view(n) for n in state.nodes if n["metadata"]["name"] not in publishing]
+    tried: dict[tuple, bool] = {}
+    for view in sorted(views, key=state.devices_in_use):
+        if node_reason(workload.pod, view.node, held) is not None:
+            continue
+        signature = state.signature(view, relevant)
+        if signature not in tried:
+            try:
+                tried[signature] = state.allocate(allocating, view) is not None
+            except AllocationError:  # the scheduler fails the attempt at that node: it fits nowhere
+                return False
+        if tried[signature]:
+            return True
+    return False
+
+
+def _finder(objects: Objects, pending: Sequence[Obj]):
+    """Objects by kind, namespace and name: the pending pods, and the claims and templates of their namespaces."""
+    namespaces = {(p.get("metadata") or {}).get("namespace", "") for p in pending}
     index: dict[tuple[str, str, str], Obj] = {}
-    for kind, items in (("Pod", objects.pods), ("ResourceClaim", objects.claims), ("ResourceClaimTemplate", objects.templates)):
+    for kind, items in (("Pod", pending), ("ResourceClaim", objects.claims), ("ResourceClaimTemplate", objects.templates)):
         for obj in items:
             meta = obj.get("metadata") or {}
-            index[(kind, meta.get("namespace", ""), meta.get("name", ""))] = obj
+            if meta.get("namespace", "") in namespaces:
+                index[(kind, meta.get("namespace", ""), meta.get("name", ""))] = obj
 
     def find(kind: str, name: str, namespace: str) -> dict | None:
         return index.get((kind, namespace, name))  # type: ignore[return-value]

@@ -1,0 +1,107 @@
+"""``taint``'s blast radius and ``pools`` on the 10,000-node synthetic cluster with half its devices allocated.
+
+Run: .venv/bin/python bench/bench_taints.py [--nodes 10000] [--runs 5] [--pending 20]
+
+The cluster is bench_alloc's (``synthetic(--nodes, 8)``, every GPU of the first half of the nodes held by
+one claim per node), with a running pod per claim (bound, the claim reserved for it) and ``--pending``
+pods behind a scheduling gate, each with a claim for one GPU. Measured on the listed objects (what the
+commands hold once the cluster is read): ``cold``, the first run in the process (the claim index, node
+layout and node signatures of the scheduler's view made for the first time), and ``warm``, the median of
+the other ``--runs`` (the same objects again, as a session whose cluster did not change between commands):
+- ``taint (full node)``: a NoExecute taint selecting one node pool whose GPUs are all allocated (its claim,
+  its pod evicted; no pending pod fits there now, so none is tried elsewhere);
+- ``taint (free node)``: the same on a node whose GPUs are free: the pending pods fit there now, so they are
+  tried on the rest of the cluster (pods asking alike are tried once);
+- ``pools``: every pool's counts (``drawb.plan.pools``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_alloc import GPU, half_allocated  # noqa: E402
+
+from drawb.cluster.sim.classes import nvidia_device_classes  # noqa: E402
+from drawb.plan.taints import Objects, blast_radius  # noqa: E402
+
+
+def pods_for(allocated: list[dict], order: list[str], pending: int) -> tuple[list[dict], list[dict]]:
+    """A bound pod per allocated claim (the claim reserved for it), and gated pods each with a 1-GPU claim."""
+    pods, claims = [], []
+    for name, claim in zip(order, allocated):
+        pod_name = claim["metadata"]["name"]
+        uid = f"uid-pod-{pod_name}"
+        claim["status"]["reservedFor"] = [{"resource": "pods", "name": pod_name, "uid": uid}]
+        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod_name, "namespace": "bench", "uid": uid},
+                     "spec": {"nodeName": name, "resourceClaims": [{"name": "g", "resourceClaimName": pod_name}],
+                              "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "g"}]}}]},
+                     "status": {"phase": "Running"}})
+    for i in range(pending):
+        name = f"queued-{i:03d}"
+        claims.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                       "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"},
+                       "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                           "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}]}}})
+        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "bench", "uid": f"uid-pod-{name}"},
+                     "spec": {"schedulingGates": [{"name": "example.com/queue"}],
+                              "resourceClaims": [{"name": "g", "resourceClaimName": name}],
+                              "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "g"}]}}]},
+                     "status": {"phase": "Pending"}})
+    return pods, claims
+
+
+def timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nodes", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--pending", type=int, default=20)
+    args = parser.parse_args()
+    cluster, by_node, order, allocated = half_allocated(args.nodes)
+    pods, queued = pods_for(allocated, order, args.pending)
+    classes = nvidia_device_classes()
+    gc.freeze()  # as the simulated cluster does with a seed this large: the collector no longer walks it
+
+    def objects() -> Objects:  # fresh lists each run: no state remembered for the same objects
+        return Objects(nodes=list(cluster.nodes), slices=list(cluster.resource_slices), classes=classes,
+                       claims=[*allocated, *queued], pods=pods, templates=[], taint_rules=[], kubernetes_version="1.37",
+                       feature_gates=None)
+
+    taint = {"key": "example.com/maintenance", "effect": "NoExecute"}
+    results = {}
+    for label, node in (("taint (full node)", order[0]), ("taint (free node)", order[-1])):
+        devices = [(GPU, node, d["name"]) for rs in by_node[node] if rs["spec"]["driver"] == GPU for d in rs["spec"]["devices"]]
+        times, radius = [], None
+        for _ in range(args.runs):
+            seconds, radius = timed(lambda: blast_radius(objects(), devices, taint))
+            times.append(seconds)
+        results[label] = (times, radius)
+        print(f"{label}: cold {times[0] * 1000:,.0f} ms, warm {statistics.median(times[1:]) * 1000:,.0f} ms (median of "
+              f"{len(times) - 1}) ({len(radius.devices)} devices, {len(radius.claims)} claims, {len(radius.evicted)} "
+              f"evicted, {len(radius.losing_fit)} pending losing their fit)")
+    try:
+        from drawb.plan.pools import pool_status
+    except ImportError:
+        return
+    times = []
+    for _ in range(args.runs):
+        seconds, status = timed(lambda: pool_status(objects()))
+        times.append(seconds)
+    print(f"pools: first {times[0] * 1000:,.0f} ms, then {statistics.median(times[1:]) * 1000:,.0f} ms (median of "
+          f"{len(times) - 1}) ({len(status.pools)} pools)")
+
+
+if __name__ == "__main__":
+    main()
