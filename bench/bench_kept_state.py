@@ -2,7 +2,8 @@
 
 Run: nice -n 5 .venv/bin/python bench/bench_kept_state.py [--runs 5] [--nodes 10000]
 
-Each figure is a whole process as a user runs it (``python -m drawb.cli ...``), start to exit, in a
+Each figure is a whole process as a user runs it (``python -m drawb.cli ...``), start to exit (on the wall
+clock, and its CPU time: the wall time it takes on a core of its own), in a
 state folder of its own (``XDG_STATE_HOME``), bytecode compiled beforehand as an installed package's is
 (``PYTHONDONTWRITEBYTECODE`` unset). Measured in the same run, interleaved:
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,7 +36,7 @@ import time
 t0 = time.perf_counter()
 from drawb.commands.registry import run_line
 from drawb.session import Session
-import drawb.commands.read, drawb.inventory.claims
+import drawb.commands.read, drawb.inventory.claims, drawb.cluster.sim.cluster
 t1 = time.perf_counter()
 from drawb.cluster.sim.state import KeptState, key_for
 kept = KeptState(key_for("{scenario}", None, None, None))
@@ -52,15 +54,23 @@ def _env(state: str) -> dict[str, str]:
     return {**env, "XDG_STATE_HOME": state, "PYTHONPATH": str(ROOT)}
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds the process ``argv`` takes, start to exit (it must succeed)."""
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds the process ``argv`` takes, start to exit (it must succeed): on the wall clock, and of CPU (user
+    and system: what its wall time is on a core of its own, as drawb runs in one thread)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, capture_output=True, check=True, cwd=ROOT, env=env)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _row(label: str, samples: list[float]) -> str:
-    return f"| {label} | {statistics.median(samples):.2f} s ({min(samples):.2f}-{max(samples):.2f}) |"
+def _median(samples: list[float]) -> str:
+    return f"{statistics.median(samples):.2f} s ({min(samples):.2f}-{max(samples):.2f})"
+
+
+def _row(label: str, samples: list[tuple[float, float]]) -> str:
+    return f"| {label} | {_median([s[0] for s in samples])} | {_median([s[1] for s in samples])} |"
 
 
 def main() -> None:
@@ -75,7 +85,7 @@ def main() -> None:
         env = _env(state)
         first = timed([*drawb, "--scenario", scenario, "connect"], env)
         timed([*drawb, "connect"], env)
-        rows: dict[str, list[float]] = {"`python -c pass`": [], "`drawb --help`": [], "`drawb claims` (kept default)": [],
+        rows: dict[str, list[tuple[float, float]]] = {"`python -c pass`": [], "`drawb --help`": [], "`drawb claims` (kept default)": [],
                                         f"`drawb --scenario {scenario} claims` (kept)": []}
         commands = [[sys.executable, "-c", "pass"], [*drawb, "--help"], [*drawb, "claims"],
                     [*drawb, "--scenario", scenario, "claims"]]
@@ -85,10 +95,10 @@ def main() -> None:
         parts = [subprocess.run([sys.executable, "-c", BREAKDOWN.format(scenario=scenario)], capture_output=True,
                                 text=True, check=True, cwd=ROOT, env=env).stdout.split() for _ in range(options.runs)]
     print(f"load average {os.getloadavg()[0]:.1f}; median of {options.runs} (min-max)\n")
-    print("| process, start to exit | wall |\n|---|---|")
+    print("| process, start to exit | wall | CPU (user + system) |\n|---|---|---|")
     for label, samples in rows.items():
         print(_row(label, samples))
-    print(f"| `drawb --scenario {scenario} connect`, first (built, then kept) | {first:.2f} s |")
+    print(f"| `drawb --scenario {scenario} connect`, first (built, then kept) | {first[0]:.2f} s | {first[1]:.2f} s |")
     print(f"\nIn one process (median): imports {statistics.median(float(p[0]) for p in parts):.2f} s, reading the "
           f"state file ({int(parts[0][3]) / 1e6:.1f} MB) {statistics.median(float(p[1]) for p in parts):.2f} s, "
           f"`claims` {statistics.median(float(p[2]) for p in parts):.2f} s")
