@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -22,6 +23,15 @@ class NotebookFailed(RuntimeError):
 def notebooks(folder: Path) -> list[Path]:
     """The notebooks of ``folder``, by name."""
     return sorted(folder.glob("*.ipynb"))
+
+
+def fingerprint(*trees: Path) -> str:
+    """A digest of every file under ``trees`` (names and bytes): what a notebook's outputs depend on."""
+    digest = hashlib.sha256()
+    for tree in trees:
+        for path in sorted(p for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(str(path.relative_to(tree.parent)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def execute_all(folder: Path, out: Path) -> dict[str, Path]:
