@@ -49,6 +49,7 @@ COMMAND_MODULES = (
     "drawb.commands.versions",
     "drawb.commands.upgrade",
     "drawb.commands.taints",
+    "drawb.commands.pools",
 )
 
 Runner = Callable[[Session, argparse.Namespace, "str | None"], object]
