@@ -7,7 +7,7 @@ import sys
 import traceback
 from typing import TYPE_CHECKING
 
-from drawb.errors import DrawbError, UsageError
+from drawb.errors import PROG, DrawbError, UsageError
 
 if TYPE_CHECKING:
     from drawb.commands.watching import WatchedTable
@@ -78,9 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
         return _run(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if "--traceback" in args:
             traceback.print_exc()
+        for note in getattr(exc, "__notes__", []):  # what the command undid on the way out (an apply's rollback)
+            print(note.replace(PROG, "drawb"), file=sys.stderr)
         print(f"Interrupted: {_command_name(args)} stopped before it finished", file=sys.stderr, flush=True)
         return INTERRUPTED
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
 
@@ -59,6 +60,7 @@ class Session:
     keep_state: bool = field(default=False, repr=False)  # the command line's: the simulated cluster kept in a file
     _kept: object = field(default=None, repr=False)  # the KeptState whose lock this session holds
     _kept_writes: int | None = field(default=None, repr=False)  # the cluster's writes when read (None: new)
+    _finish_applies: bool = field(default=True, repr=False)  # whether the command's first use finishes rollbacks
 
     @property
     def cluster(self) -> WatchableCluster:
@@ -76,7 +78,25 @@ class Session:
                 )
             self.connect()
         self._used = True
+        if self._finish_applies:
+            self._finish_applies = False
+            self._finish_interrupted_applies()
         return self._cluster
+
+    def _finish_interrupted_applies(self) -> None:
+        """Roll back the applies against this cluster that were cut short (their process killed, or the server
+        gone while it rolled back), and say so: the first thing a command does with a real cluster."""
+        finish = getattr(self._cluster, "finish_interrupted_applies", None)
+        for outcome in finish() if finish is not None else []:
+            line = outcome.finished_line().replace(PROG, self.prog)
+            if self.progress is not None:
+                self.progress(line)
+            else:
+                print(line, file=sys.stderr)
+
+    def leave_interrupted_applies(self) -> None:
+        """This command looks at interrupted applies itself (cleanup): its first use of the cluster leaves them."""
+        self._finish_applies = False
 
     @property
     def connected(self) -> WatchableCluster | None:
@@ -304,8 +324,10 @@ class Session:
         return target
 
     def mark_unused(self) -> None:
-        """Start a command: ``simulated_source`` then tells whether it read the simulated cluster."""
+        """Start a command: ``simulated_source`` then tells whether it read the simulated cluster, and its first use
+        of a real cluster finishes the rollback of applies cut short there."""
         self._used = False
+        self._finish_applies = True
 
     def simulated_source(self) -> str | None:
         """The simulated cluster's description when the command since ``mark_unused`` read it, else None."""

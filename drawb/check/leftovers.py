@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from drawb.check.manifests import RUN_LABEL
-from drawb.check.owner import OWNER_ANNOTATION, still_running
+from drawb.cluster.owner import OWNER_ANNOTATION, still_running
 from drawb.cluster.protocol import Cluster, ClusterError, is_managed
 
 KINDS = ("Pod", "ResourceClaim", "ResourceClaimTemplate")  # in the order they are removed: pods release claims

@@ -14,8 +14,8 @@ import copy
 import secrets
 from dataclasses import dataclass
 
-from drawb.check.owner import OWNER_ANNOTATION, this_process
 from drawb.check.verdict import LIST, QUERY, QUERY_FIELDS, SAMPLE
+from drawb.cluster.owner import OWNER_ANNOTATION, this_process
 from drawb.cluster.protocol import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from drawb.errors import UsageError
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 import html
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from drawb.cluster.refusal import Right, require_rights
 from drawb.commands.registry import COMMANDS, JsonResult, arg, command
+from drawb.errors import PROG
 from drawb.session import Session
+
+if TYPE_CHECKING:
+    from drawb.check.leftovers import Leftover
+    from drawb.cluster.journal import Journal, Write
 
 
 @command(
@@ -103,10 +109,11 @@ class Cleaned:
 
 @command(
     "cleanup",
-    "Remove what killed checks (and doctor --live probes) left behind: their pods, claim templates and claims, "
-    "which may hold GPUs, found by the process each names, which no longer runs. It lists what it removes "
-    "(--dry-run: only lists); nothing else is touched.",
-    arg("-n", "--namespace", help="where to look (default: the namespace option)"),
+    "Remove what killed runs left behind: the pods, claim templates and claims of checks (and doctor --live "
+    "probes), which may hold GPUs, found by the process each names, which no longer runs; and roll back applies "
+    "cut short (killed, or the API server gone while they rolled back), whole, from their journals. It lists what "
+    "it removes (--dry-run: only lists); nothing else is touched.",
+    arg("-n", "--namespace", help="where to look for checks' leftovers (default: the namespace option)"),
     arg("-A", "--all-namespaces", action="store_true", help="look in every namespace"),
     arg("--dry-run", action="store_true", help="list the leftovers without removing them"),
 )
@@ -119,16 +126,33 @@ def cleanup(session: Session, args, cell) -> Cleaned:
         raise UsageError("-n and -A contradict each other", hint="give one namespace with -n, or -A for all")
     namespace = None if args.all_namespaces else (args.namespace or session.namespace)
     where = "every namespace" if namespace is None else f"namespace {namespace}"
-    leftovers = find_leftovers(session.cluster, namespace)
-    if not leftovers:
-        return Cleaned(f"no leftovers of killed runs in {where}", [])
-    runs = len({leftover.run for leftover in leftovers})
-    if args.dry_run:
-        return Cleaned(f"dry run: {len(leftovers)} object(s) of {runs} killed run(s) in {where} would be "
-                       "removed", leftovers)
-    require_rights(session.cluster, f"{session.prog} cleanup", _delete_rights(leftovers))
-    removed = remove(session.cluster, leftovers)
-    return Cleaned(f"removed {len(removed)} object(s) of {runs} killed run(s) in {where}", removed)
+    session.leave_interrupted_applies()  # listed and rolled back here, with the rest
+    cluster = session.cluster
+    leftovers = find_leftovers(cluster, namespace)
+    applies = cluster.interrupted_applies() if hasattr(cluster, "interrupted_applies") else []
+    listed = leftovers + [_leftover(journal, write) for journal, writes in applies for write in writes]
+    whole = "; an interrupted apply is rolled back whole, in every namespace it wrote" if listed[len(leftovers):] else ""
+    runs = len({leftover.run for leftover in listed})
+    if args.dry_run or not listed:
+        if applies and not args.dry_run:
+            cluster.finish_interrupted_applies()  # their journals: nothing of them is left to undo
+        if not listed:
+            return Cleaned(f"no leftovers of killed runs in {where}", [])
+        return Cleaned(f"dry run: {len(listed)} object(s) of {runs} killed run(s) in {where} would be removed"
+                       f"{whole}", listed)
+    require_rights(session.cluster, f"{session.prog} cleanup", _delete_rights(listed))
+    removed = remove(cluster, leftovers)
+    outcomes = cluster.finish_interrupted_applies() if applies else []
+    removed += [_leftover(o.journal, write) for o in outcomes for write in o.removed + o.restored]
+    remain = "".join(f"; {o.left_behind()}" for o in outcomes if o.remaining).replace(PROG, session.prog)
+    return Cleaned(f"removed {len(removed)} object(s) of {runs} killed run(s) in {where}{whole}{remain}", removed)
+
+
+def _leftover(journal: Journal, write: Write) -> Leftover:
+    """A write of an interrupted apply as a cleanup lists it."""
+    from drawb.check.leftovers import Leftover
+
+    return Leftover(write.kind, write.namespace or "", write.name, journal.run, journal.owner)
 
 
 def _rights(namespace: str, with_template: bool) -> list[Right]:

@@ -151,7 +151,17 @@ class Applied:
     cell=_CELL,
 )
 def apply(session: Session, args, cell) -> Applied:
-    """Refuse invalid manifests, then apply through the connected cluster (everything is dry-run first)."""
+    """Refuse invalid manifests, then apply through the connected cluster (everything is dry-run first), all or
+    none: the cluster rolls back what an interrupted or refused apply wrote and says so."""
+    try:
+        return _apply(session, args, cell)
+    except KeyboardInterrupt as exc:
+        if not args.dry_run and not getattr(exc, "__notes__", None):  # stopped before the cluster's apply began
+            exc.add_note("nothing was written: interrupted before the first write")
+        raise
+
+
+def _apply(session: Session, args, cell) -> Applied:
     from drawb.render.rendered import answered_by
 
     with progress_bar(session, "apply") as bar:

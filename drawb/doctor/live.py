@@ -11,7 +11,7 @@ import secrets
 import time
 from collections.abc import Callable
 
-from drawb.check.owner import OWNER_ANNOTATION, this_process
+from drawb.cluster.owner import OWNER_ANNOTATION, this_process
 from drawb.cluster.protocol import Cluster, ClusterError
 from drawb.doctor.checks import GPU_DRIVER
 from drawb.doctor.probes import ON, Outcome

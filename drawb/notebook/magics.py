@@ -11,7 +11,7 @@ from traitlets.config import Configurable
 
 import drawb.notebook.browse  # noqa: F401  (registers the notebook's own subcommand, %dra browse)
 import drawb.notebook.builder  # noqa: F401  (and %dra builder and build)
-from drawb.errors import DrawbError
+from drawb.errors import PROG, DrawbError
 from drawb.session import Session, session_options
 
 if TYPE_CHECKING:
@@ -47,12 +47,15 @@ class CommandInterrupted(KeyboardInterrupt):
     saying so, without a traceback."""
 
     def _render_traceback_(self) -> list[str]:
-        return [str(self)]
+        return str(self).splitlines()
 
 
-def interrupted(line: str) -> CommandInterrupted:
-    """The error a cell ends with when the user interrupts ``%dra <line>``."""
-    return CommandInterrupted(f"Interrupted: %dra {(line.split() or ['help'])[0]} stopped before it finished")
+def interrupted(line: str, exc: KeyboardInterrupt | None = None) -> CommandInterrupted:
+    """The error a cell ends with when the user interrupts ``%dra <line>``: what the command undid on the way out
+    (the notes on ``exc``, e.g. an apply's rollback), then the line saying it stopped."""
+    notes = [note.replace(PROG, "%dra") for note in getattr(exc, "__notes__", [])]
+    return CommandInterrupted("\n".join([*notes, f"Interrupted: %dra {(line.split() or ['help'])[0]} stopped before "
+                                                  "it finished"]))
 
 
 @magics_class
@@ -90,10 +93,10 @@ class DRAMagics(Magics, SessionTraits):
             if not self.short_errors:
                 raise
             raise CommandFailed(exc) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             if not self.short_errors:
                 raise
-            raise interrupted(line) from None
+            raise interrupted(line, exc) from None
         source = source_line(self.session)
         if source:
             print(source)
@@ -134,10 +137,10 @@ class DRAMagics(Magics, SessionTraits):
             if not self.short_errors:
                 raise
             raise CommandFailed(exc) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             if not self.short_errors:
                 raise
-            raise interrupted(line) from None
+            raise interrupted(line, exc) from None
         finally:
             if handle is not None:  # the cell keeps the final state, its text included; nothing if it never ran
                 handle.update(runner._repr_mimebundle_() if runner.verdict else {"text/plain": ""}, raw=True)

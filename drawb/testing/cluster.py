@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -387,7 +389,17 @@ class LocalCluster:
     def restart_component(self, name: str = "kube-apiserver", timeout: float = 60, down_s: float = 0) -> float:
         """Stop one component (SIGTERM), leave it stopped ``down_s`` seconds (an outage), and start it again
         with the same command line, environment and log; for the API server, wait until it is ready again.
-        Seconds it was away.
+        Seconds it was away."""
+        started = time.monotonic()
+        with self.component_stopped(name, timeout=timeout):
+            time.sleep(max(0.0, started + down_s - time.monotonic()))
+        return time.monotonic() - started
+
+    @contextmanager
+    def component_stopped(self, name: str = "kube-apiserver", *, kill: bool = False,
+                          timeout: float = 60) -> Iterator[None]:
+        """Stop one component (SIGTERM, or SIGKILL when ``kill``) for the body of the ``with``, then start it again
+        with the same command line, environment and log; for the API server, wait until it is ready again.
 
         The start lock is held meanwhile: a cluster created at that moment would pick the port the
         stopped component frees, and the restarted one could not listen on it again."""
@@ -395,17 +407,24 @@ class LocalCluster:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         with open(lock_path, "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            return self._restart(name, timeout, down_s)
+            pid = self.pids()[name]
+            proc_dir = Path(f"/proc/{pid}")
+            argv = [a.decode() for a in proc_dir.joinpath("cmdline").read_bytes().split(b"\0") if a]
+            env = dict(e.decode().split("=", 1) for e in proc_dir.joinpath("environ").read_bytes().split(b"\0")
+                       if b"=" in e)
+            cwd = os.readlink(proc_dir / "cwd")
+            if kill:
+                os.kill(pid, signal.SIGKILL)
+                while _pid_alive(pid):
+                    time.sleep(0.01)
+            else:
+                _stop_pid(pid)
+            try:
+                yield
+            finally:
+                self._start_again(name, argv, env, cwd, timeout)
 
-    def _restart(self, name: str, timeout: float, down_s: float) -> float:
-        pid = self.pids()[name]
-        proc_dir = Path(f"/proc/{pid}")
-        argv = [a.decode() for a in proc_dir.joinpath("cmdline").read_bytes().split(b"\0") if a]
-        env = dict(e.decode().split("=", 1) for e in proc_dir.joinpath("environ").read_bytes().split(b"\0") if b"=" in e)
-        cwd = os.readlink(proc_dir / "cwd")
-        started = time.monotonic()
-        _stop_pid(pid)
-        time.sleep(max(0.0, started + down_s - time.monotonic()))
+    def _start_again(self, name: str, argv: list[str], env: dict[str, str], cwd: str, timeout: float) -> None:
         with open(self.cluster_dir / "logs" / f"{name}.log", "ab") as log_file:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log_file, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
@@ -421,7 +440,6 @@ class LocalCluster:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"kube-apiserver did not come back after a restart:\n{self.component_logs(tail=20)}")
                 time.sleep(0.1)
-        return time.monotonic() - started
 
     def etcd(self, method: str, path: str, body: dict) -> dict:
         """One call to etcd's v3 JSON gateway (``/v3/kv/range``, ``/v3/kv/compaction``...), over the client

@@ -15,6 +15,8 @@ from drawb.cluster.kube.in_cluster import in_cluster_configuration
 from drawb.cluster.kube.informer import Informer
 from drawb.cluster.kube.rest import Timeouts, list_objects, request, stream_lines, timeouts_of
 from drawb.cluster.kube.rights import missing_rights
+from drawb.cluster.kube.rollback import ROLLBACK_WAIT_S, Rollback, pending_writes, roll_back
+from drawb.cluster.journal import Journal, Write, left_by_dead_runs, with_run_label
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
@@ -28,6 +30,7 @@ from drawb.cluster.protocol import (
 )
 from drawb.cluster.refusal import Right
 from drawb.cluster.service_account import ServiceAccountMount
+from drawb.errors import DrawbError
 from drawb.redact import redact
 
 _FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\} (\d)', re.MULTILINE)
@@ -122,14 +125,33 @@ class KubeCluster:
 
     def apply(self, objects: list[dict], *, dry_run: bool = False,
               progress: Callable[[str, int, int], None] | None = None) -> list[dict]:
-        """Server-side apply: every object is dry-run first, and a failure undoes what this call created.
+        """Server-side apply, all or none: every object is dry-run first, each write is journalled before it is
+        sent (``drawb.cluster.journal``), and whatever stops the apply (a refusal, a lost or silent server, an
+        interrupt) rolls back what it wrote (``drawb.cluster.kube.rollback``). The error then says what was
+        rolled back (a DrawbError in its message, any other as a note), and what may remain when the server
+        stayed away: the next command against this server, or cleanup, finishes the rollback.
 
         Per object: one GET (is it drawb's? does it exist?), one dry-run PATCH, and unless ``dry_run``
         one PATCH; ``progress(step, done, total)`` is told of each.
         """
         step = progress or (lambda what, done, total: None)
+        journal = None if dry_run else Journal.start(self.server)
         labelled = [with_managed_label(o) for o in objects]
-        existed = []
+        if journal is not None:
+            labelled = [with_run_label(o, journal.run) for o in labelled]
+        try:
+            applied = self._apply_all(labelled, dry_run, step, journal)
+        except BaseException as exc:
+            if journal is not None:
+                self._roll_back(journal, exc, step)
+            raise
+        if journal is not None:
+            journal.close()
+        return applied
+
+    def _apply_all(self, labelled: list[dict], dry_run: bool, step: Callable[[str, int, int], None],
+                   journal: Journal | None) -> list[dict]:
+        before = []
         for index, obj in enumerate(labelled):
             step("reading what exists", index + 1, len(labelled))
             with about_object(index):
@@ -139,33 +161,53 @@ class KubeCluster:
                         f"{obj['kind']} '{obj['metadata']['name']}' exists and was not created by drawb; "
                         "refusing to change it"
                     )
-            existed.append(existing is not None)
+            before.append(existing)
         # An object in a Namespace this call creates cannot be dry-run before the Namespace exists: the
         # server checks it when it is applied, after its Namespace (and a refusal undoes the call).
-        new_namespaces = {o["metadata"]["name"] for o, was_there in zip(labelled, existed)
-                          if o.get("kind") == "Namespace" and not was_there}
+        new_namespaces = {o["metadata"]["name"] for o, was in zip(labelled, before)
+                          if o.get("kind") == "Namespace" and was is None}
         checked = []
         for index, obj in enumerate(labelled):
             step("dry run", index + 1, len(labelled))
             with about_object(index):
                 checked.append(obj if obj["metadata"].get("namespace") in new_namespaces
                                else self._apply_one(obj, dry_run=True))
-        if dry_run:
+        if dry_run or journal is None:
             return checked
-        created: list[dict] = []
         applied = []
-        try:
-            for index, (obj, was_there) in enumerate(zip(labelled, existed)):
-                step("applying", index + 1, len(labelled))
-                with about_object(index):
-                    applied.append(self._apply_one(obj, dry_run=False))
-                if not was_there:
-                    created.append(applied[-1])
-        except ClusterError:
-            for obj in reversed(created):
-                self.delete(obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
-            raise
+        for index, (obj, previous) in enumerate(zip(labelled, before)):
+            step("applying", index + 1, len(labelled))
+            journal.record(Write.of(obj, previous))
+            with about_object(index):
+                applied.append(self._apply_one(obj, dry_run=False))
         return applied
+
+    def _roll_back(self, journal: Journal, exc: BaseException, step: Callable[[str, int, int], None]) -> None:
+        """Undo what ``journal``'s apply wrote before ``exc`` stopped it, and say so on ``exc``."""
+        answered = isinstance(exc, ClusterError) and exc.status is not None  # the server refused: it is up
+        if not journal.writes and answered:
+            journal.close()
+            return  # refused before any write: the refusal says all
+        outcome = roll_back(self.client, journal, wait_s=ROLLBACK_WAIT_S, last_unanswered=not answered,
+                            progress=step)
+        if isinstance(exc, DrawbError):
+            exc.args = (f"{exc}\n{outcome.sentence()}",)
+        else:
+            exc.add_note(outcome.sentence())
+
+    @property
+    def server(self) -> str:
+        """The API server's address, as the connection names it (apply journals are kept per server)."""
+        return self.client.configuration.host
+
+    def interrupted_applies(self) -> list[tuple[Journal, list[Write]]]:
+        """The applies against this server whose process was killed or lost the server before rolling back, each
+        with the writes still to undo (the objects that still carry its run's label)."""
+        return [(journal, pending_writes(self.client, journal)) for journal in left_by_dead_runs(self.server)]
+
+    def finish_interrupted_applies(self) -> list[Rollback]:
+        """Roll back every interrupted apply against this server (see ``interrupted_applies``)."""
+        return [roll_back(self.client, journal) for journal in left_by_dead_runs(self.server)]
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
         """Delete an object drawb created; refuse any other unless ``force_unmanaged``."""

@@ -225,10 +225,22 @@ class SimCluster:
         if dry_run:
             return prepared
         self.lifecycle.catch_up()
-        stored = []
-        for index, obj in enumerate(prepared):
-            step("applying", index + 1, len(prepared))
-            stored.append(self._store(obj))
+        stored, replaced = [], []
+        try:
+            for index, obj in enumerate(prepared):
+                step("applying", index + 1, len(prepared))
+                key = self._key(obj)
+                replaced.append((key, self._objects.get(key)))
+                stored.append(self._store(obj))
+        except BaseException as exc:  # an interrupt: put back what was there, as the real cluster's rollback does
+            for key, previous in reversed(replaced):
+                if previous is None:
+                    self._discard(*key)
+                else:
+                    self._store(previous)
+            exc.add_note(f"rolled back: the {len(replaced)} object(s) written to the {self.description} are as "
+                         "they were before")
+            raise
         self.lifecycle.catch_up()
         return [copy.deepcopy(obj) for obj in stored]
 

@@ -35,12 +35,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from drawb import release
+from drawb.cluster.state_folder import state_dir
 from drawb.collector import collector_paused
 from drawb.errors import PROG, DrawbError
 
 MAGIC = b"drawb simulated cluster state\n"
 FORMAT_VERSION = 1
-STATE_HOME_ENV = "XDG_STATE_HOME"
 _MAC_BYTES = 32
 _WAIT_NOTE_SECONDS = 1.0
 
@@ -118,12 +118,6 @@ def key_for(scenario: str, snapshot: str | None, kubernetes_version: str | None,
 def key_of(cluster) -> StateKey:
     """The key a SimCluster is kept under: the one it was connected with, else its scenario's name."""
     return getattr(cluster, "state_key", None) or StateKey(cluster.scenario.name)
-
-
-def state_dir() -> Path:
-    """Where drawb keeps its state: ``$XDG_STATE_HOME/drawb``, else ``~/.local/state/drawb``."""
-    home = os.environ.get(STATE_HOME_ENV) or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(home) / "drawb"
 
 
 def clusters_dir() -> Path:

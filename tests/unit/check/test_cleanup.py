@@ -11,7 +11,7 @@ import subprocess
 
 from drawb.check import build_objects
 from drawb.check.manifests import RUN_LABEL
-from drawb.check.owner import OWNER_ANNOTATION, _start_ticks
+from drawb.cluster.owner import OWNER_ANNOTATION, _start_ticks
 from drawb.cli import main
 from drawb.cluster.protocol import MANAGED_BY_LABEL
 

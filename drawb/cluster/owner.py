@@ -1,5 +1,6 @@
-"""Which process runs a check: an annotation on everything the check creates, and whether that process
-still runs (so a cleanup can tell the leftovers of a killed check from the objects of a running one)."""
+"""Which process runs a drawb command that writes (an annotation on what a check creates, the owner of an apply's
+journal), and whether that process still runs: so a cleanup can tell what a killed run left from the objects of
+a running one."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import socket
 from pathlib import Path
 
-OWNER_ANNOTATION = "drawb/run-by"  # host/pid/start: the process that runs the check
+OWNER_ANNOTATION = "drawb/run-by"  # host/pid/start: the process that runs the check (or doctor's probe)
 
 
 def _start_ticks(pid: int) -> str | None:
