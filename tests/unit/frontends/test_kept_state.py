@@ -159,3 +159,16 @@ def test_a_file_that_is_no_state_is_refused_by_name(tmp_path, content):
     out = drawb("state", "load", str(bad))
     assert out.returncode == 2 and "NotAStateFile" in out.stderr and "Traceback" not in out.stderr
     assert phase(ok("pods"), "trainer") is not None  # the kept cluster is untouched
+
+
+def test_a_watch_lets_go_of_the_cluster_once_it_has_its_table(tmp_path):
+    ok("connect")
+    watcher = start("pods", "--watch", "--for", "120")
+    try:
+        assert "namespace" in watcher.stdout.readline()  # its first table's header: it has the cluster it follows
+        out = drawb("apply", pod_file(tmp_path, "meanwhile"), timeout=60)
+        assert out.returncode == 0 and "Waiting for " not in out.stderr, out.stderr
+    finally:
+        watcher.kill()
+        watcher.communicate()
+    assert phase(ok("pods"), "meanwhile") is not None
