@@ -5,16 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import drawb.notebook.magics  # noqa: F401  (registers the notebook's own subcommands)
+from docsite import readme
 from drawb.commands.registry import load_commands
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
-
-
-def first_sentence(text: str) -> str:
-    """``text`` up to the end of its first sentence."""
-    return re.split(r"(?<=[a-z0-9)`'\"][.?])\s+(?=[A-Z])", text)[0]
 
 
 def test_readme_is_at_most_250_lines():
@@ -22,12 +17,17 @@ def test_readme_is_at_most_250_lines():
 
 
 def test_readme_lists_every_subcommand_with_its_help():
+    assert readme.table_rows(README.read_text()) == readme.rows(), \
+        "README's table of commands is not drawb's command table: run `python -m docsite.readme` to rewrite it"
+
+
+def test_the_rows_name_every_subcommand_once_with_its_front_ends():
+    rows = {row.split(" | ")[0].strip("| `"): row.split(" | ")[1] for row in readme.rows()}
     notebook, cli = load_commands("%dra"), load_commands("drawb")
-    expected = [f"| `{name}` | {'both' if name in cli else 'notebook'} | {first_sentence(notebook[name].help)} |"
-                for name in sorted(notebook)]
-    assert set(cli) <= set(notebook)
-    rows = [line for line in README.read_text().splitlines() if re.match(r"\| `[a-z-]+` \|", line)]
-    assert rows == expected, "README's table of commands should read:\n" + "\n".join(expected)
+    assert set(rows) == set(notebook) | set(cli) and len(rows) == len(readme.rows())
+    assert rows["devices"] == "both" and rows["build"] == "notebook"
+    assert readme.first_sentence("Is this cluster ready for DRA? Version and slices. More here.") == \
+        "Is this cluster ready for DRA? Version and slices."
 
 
 def test_readme_links_resolve():
