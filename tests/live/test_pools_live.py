@@ -73,6 +73,7 @@ def test_drawbs_pool_counts_beside_the_servers_answer(cluster):
 
     run_line(session, f"taint --driver gpu.nvidia.com --pool {NODE} --effect NoSchedule --apply")
     second = json.loads(run_line(session, "pools --json"))
+    print(run_line(session, "pools --driver gpu.nvidia.com"))  # as the docs show it
     ours = counts(second)[("gpu.nvidia.com", NODE)]
     assert (ours["allocatedDevices"], ours["unavailableDevices"], ours["availableDevices"]) == (2, 6, 0)
     found = {(d["pool"], d["field"]): d for d in second["differences"]}
