@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from drawb import release
-from drawb.cluster.state_folder import state_dir
+from drawb.cluster.state_folder import STATE_HOME_ENV, state_dir
 from drawb.collector import collector_paused
 from drawb.errors import PROG, DrawbError
 
@@ -145,8 +145,14 @@ def _mac_key() -> bytes:
         return path.read_bytes()
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    handle, temporary = tempfile.mkstemp(prefix=".state.key.", dir=path.parent)  # mode 0600
+    except OSError as exc:
+        raise StateError(f"cannot read drawb's key for state files, {path}: {exc.strerror}") from None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handle, temporary = tempfile.mkstemp(prefix=".state.key.", dir=path.parent)  # mode 0600
+    except OSError as exc:
+        raise StateError(f"cannot make drawb's key for state files in {path.parent}: {exc.strerror}",
+                         hint=f"set ${STATE_HOME_ENV} to a folder you can write to") from None
     try:
         os.write(handle, os.urandom(32))
         os.close(handle)
@@ -260,8 +266,12 @@ class KeptState:
         """Take the lock, waiting (and saying for whom, after a second) while another command holds it."""
         import fcntl  # POSIX: imported where the lock is taken, so that a notebook elsewhere needs none
 
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handle = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise StateError(f"cannot keep the simulated cluster in {self.path.parent}: {exc.strerror}",
+                             hint=f"set ${STATE_HOME_ENV} to a folder you can write to") from None
         try:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

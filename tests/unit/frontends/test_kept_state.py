@@ -172,3 +172,13 @@ def test_a_watch_lets_go_of_the_cluster_once_it_has_its_table(tmp_path):
         watcher.kill()
         watcher.communicate()
     assert phase(ok("pods"), "meanwhile") is not None
+
+
+def test_a_state_folder_drawb_cannot_write_is_named(tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "a-file"))
+    out = drawb("claims")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"StateError: cannot keep the simulated cluster in {tmp_path}/a-file/drawb/clusters: Not a directory" \
+        in out.stderr and "Hint: set $XDG_STATE_HOME to a folder you can write to" in out.stderr
+    assert drawb("validate", "--no-cluster", pod_file(tmp_path, "fine")).returncode == 0  # no cluster, no state
