@@ -1,6 +1,6 @@
 """The device browser and the cluster map in JupyterLab: filter the browser by MIG profile with its menu and see
 the row count; hover a device on the map and see its claim; click it and see its attributes. Screenshots go to
-artifacts/browser/ (browse.png, map-hover.png; the README shows copies from docs/)."""
+artifacts/browser/ (browse.png, map-hover.png; docs/guide/browse-and-map.md shows copies kept in docs/)."""
 
 from __future__ import annotations
 

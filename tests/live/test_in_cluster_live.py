@@ -1,7 +1,7 @@
 """drawb inside a pod, against the real control plane: a ServiceAccount bound by drawb's RBAC manifest, its
 token and the cluster's CA written to a service account mount as the kubelet lays it out (``..data``
 swapped atomically), ``KUBERNETES_SERVICE_HOST``/``_PORT`` pointed at the local API server and no
-kubeconfig at all. Every read command of the README works on both front ends, the namespace is the
+kubeconfig at all. Every read command of the docs works on both front ends, the namespace is the
 service account's, the token swapped mid-session for a fresh one (the old one revoked) keeps working,
 and a plain ``connect`` either says which real clusters it found or, with the in-cluster target, goes there.
 """

@@ -166,7 +166,7 @@ def test_why_names_a_stage_whose_removal_lets_the_real_scheduler_allocate(cluste
                 assert "error" in why.summary or "abort" in why.summary, (placement.pod, placement.message, why.summary)
             remedies = [x for x in why.remedies if x.kind in EDITS or x.kind == "free"]
             # A toleration of a NoExecute device taint was not followed by an allocation within 150 s in a run
-            # here (wy0030-n1), like ad0135-n0 in the allocator differential: left out, see the README.
+            # here (wy0030-n1), like ad0135-n0 in the allocator differential: left out, see docs/developer/control-plane.md.
             no_execute = any(t.get("effect") == "NoExecute" for x in remedies for t in x.tolerations)
             if why.state == r.PENDING and remedies and not no_execute and explain(_remedied(view, remedies), "Pod", namespace,
                                                                placement.pod).state == r.FITS_NOW:
