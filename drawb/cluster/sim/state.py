@@ -22,6 +22,7 @@ that came due meanwhile, each at its own time).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import pickle
@@ -237,7 +238,7 @@ def read(path: str | os.PathLike):
     """The SimCluster in the state file at ``path``, or a StateError saying why drawb will not read it."""
     header, head, rest = read_header(path)
     mac, payload = bytes(rest[:_MAC_BYTES]), rest[_MAC_BYTES:]
-    if _mac(_mac_key(), head, payload) != mac:
+    if not hmac.compare_digest(_mac(_mac_key(), head, payload), mac):
         raise StateFromElsewhere(f"{path} was not written by your drawb on this machine, or was changed or cut "
                                  "short since: drawb will not read it")
     if header.format_version != FORMAT_VERSION or header.build != build_stamp() or header.python != _python():
