@@ -49,6 +49,9 @@ class Rule:
 CLUSTER_RULES: tuple[Rule, ...] = (
     Rule("resource.k8s.io", ("resourceslices", "deviceclasses"), READ,
          "the device inventory (devices, slices, attrs, select) and DeviceClass checks"),
+    Rule("resource.k8s.io", ("devicetaintrules",), READ,
+         "the taints DeviceTaintRules put on devices (taints, taint's preview, pools, and the scheduler's view of "
+         "preview, capacity and why)"),
     Rule("resource.k8s.io", ("resourceclaims",), READ,
          "which devices are allocated, in every namespace (allocation columns of devices, claims -A, "
          "doctor's pending-pod check)"),

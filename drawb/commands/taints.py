@@ -20,7 +20,8 @@ import json
 from typing import TYPE_CHECKING
 
 from drawb import versions
-from drawb.commands.registry import JsonResult, arg, command
+from drawb.cluster.refusal import RbacRefused
+from drawb.commands.registry import JsonResult, arg, command, with_warning
 from drawb.cluster.protocol import ClusterError
 from drawb.errors import PROG, UsageError
 from drawb.session import Session
@@ -69,7 +70,11 @@ def taints_command(session: Session, args, cell) -> pd.DataFrame | JsonResult:
     cluster = session.cluster
     target = scheduler_target(cluster, session.rules_version)
     served = served_version(cluster, "DeviceTaintRule", target.kubernetes_version)
-    rules = cluster.list("DeviceTaintRule", api_version=f"resource.k8s.io/{served}") if served else []
+    refused = None
+    try:
+        rules = cluster.list("DeviceTaintRule", api_version=f"resource.k8s.io/{served}") if served else []
+    except RbacRefused as exc:
+        rules, refused = [], exc
     uses = taint_uses(cluster.list("ResourceSlice"), rules, cluster.list("ResourceClaim"), cluster.list("Pod"))
     records = [{"source": u.source, "key": u.taint.get("key", ""), "value": u.taint.get("value", ""),
                 "effect": u.taint.get("effect", ""), "time_added": u.taint.get("timeAdded", ""),
@@ -79,10 +84,10 @@ def taints_command(session: Session, args, cell) -> pd.DataFrame | JsonResult:
     frame = pd.DataFrame([{**r, "devices": _per_pool(r["devices"]), "claims": ", ".join(r["claims"]),
                            "pods": ", ".join(r["pods"])} for r in records], columns=TAINTS_COLUMNS)
     if served is None:
-        from drawb.commands.registry import with_warning
-
         frame = with_warning(frame, f"the cluster serves no DeviceTaintRules ({_not_served(target.kubernetes_version)}): "
                                     "only the taints of ResourceSlices are listed")
+    elif refused is not None:
+        frame = with_warning(frame, f"{refused.title}: {refused}; only the taints of ResourceSlices are listed")
     return frame
 
 
