@@ -1,7 +1,8 @@
 """One scheduling attempt's verdict per node, nodes in name order, alike nodes allocated once.
 
 The filters run in the scheduler's order: NodeUnschedulable, TaintToleration, NodeAffinity
-(``drawb.api.nodeaffinity.node_filter``), then DynamicResources: the claims the pod holds already
+(``drawb.api.nodeaffinity.node_filter``), NodeResourcesFit for extended resources when the pod asks for
+any (``drawb.api.resourcefit.ResourceFit``), then DynamicResources: the claims the pod holds already
 must be available on the node, the others are allocated by ``drawb.alloc`` with the devices in use
 counted. Nodes of the same signature (``PlanState.signature``) are allocated once, on the first of
 them that passes the other filters, so a node that fits always has its allocation made on itself
@@ -18,6 +19,7 @@ from typing import Any
 from drawb.alloc.relevance import relevant_attributes
 from drawb.alloc.view import NodeView, PlanState
 from drawb.api.nodeaffinity import node_filter, selector_matches
+from drawb.api.resourcefit import ResourceFit
 
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
@@ -37,23 +39,30 @@ class Verdict:
     allocations: list[dict] | None = None
 
 
-def node_reason(pod: Obj, node: Obj, held: Sequence[Obj], plain: bool = False) -> str | None:
+def node_reason(pod: Obj, node: Obj, held: Sequence[Obj], plain: bool = False,
+                fit: ResourceFit | None = None) -> str | None:
     """The reason the filters before allocating turn ``node`` away for ``pod`` (whose ``held`` claims are
-    allocated already), or None; ``plain``: the pod has no node selector or required node affinity."""
+    allocated already), or None; ``plain``: the pod has no node selector or required node affinity;
+    ``fit``: the pod's extended resources to check (None: it asks for none)."""
     node_spec = node.get("spec") or {}
     if plain and not node_spec.get("unschedulable") and not node_spec.get("taints"):
         reason = None
     else:
         reason = node_filter(pod, node)
+    if reason is None and fit is not None:
+        short = fit.exclusion(node)
+        reason = short.scheduler if short else None
     if reason is None and held and any(not selector_matches(c["status"]["allocation"].get("nodeSelector"), node)
                                        for c in held):
         reason = NOT_AVAILABLE
     return reason
 
 
-def verdicts(state: PlanState, pod: Obj, allocating: Sequence[Obj], held: Sequence[Obj]) -> Iterator[Verdict]:
+def verdicts(state: PlanState, pod: Obj, allocating: Sequence[Obj], held: Sequence[Obj],
+             fit: ResourceFit | None = None) -> Iterator[Verdict]:
     """Each node's verdict in name order for ``pod``, whose claims ``allocating`` are to be allocated and
-    ``held`` are allocated already; the allocator's AllocationError is raised at the node that meets it."""
+    ``held`` are allocated already, and whose extended resources ``fit`` checks (None: it asks for none);
+    the allocator's AllocationError is raised at the node that meets it."""
     spec = pod.get("spec") or {}
     if pod.get("spec") is None:
         pod = {**pod, "spec": spec}
@@ -63,10 +72,10 @@ def verdicts(state: PlanState, pod: Obj, allocating: Sequence[Obj], held: Sequen
     plain = not (spec.get("nodeSelector") or required)  # only the node's own spec can exclude it
     for node in state.nodes:
         node_spec = node.get("spec")
-        if plain and not held and not (node_spec and (node_spec.get("unschedulable") or node_spec.get("taints"))):
+        if plain and not held and fit is None and not (node_spec and (node_spec.get("unschedulable") or node_spec.get("taints"))):
             reason = None  # the common case, decided without a call
         else:
-            reason = node_reason(pod, node, held, plain)
+            reason = node_reason(pod, node, held, plain, fit)
         if reason is not None:
             yield Verdict(node, reason)
             continue

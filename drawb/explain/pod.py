@@ -14,9 +14,11 @@ from typing import Any
 
 from drawb.alloc import AllocationError
 from drawb.api.nodeaffinity import node_exclusion, selector_matches
+from drawb.api.resourcefit import extended_requests
 from drawb.explain import result as r
 from drawb.explain.devices import DEVICE_STAGES, Drop
 from drawb.explain.errors import InOtherNamespace, PodHasNoClaims
+from drawb.explain.legacy import explain_legacy
 from drawb.explain.funnel import EXAMPLES, Funnel, compute, drop_count, drops_at
 from drawb.explain.ran import NOT_RECORDED, claim_fates, ended_text, has_ended, progress_text, recorded_devices
 from drawb.explain.result import Explanation, Remedy, RequestReport, StageCount
@@ -63,6 +65,11 @@ def explain_pod(state: ClusterState, namespace: str, name: str) -> Explanation:
     entries = (pod.get("spec") or {}).get("resourceClaims") or []
     target = f"pod {namespace}/{name}"
     if not entries:
+        wanted = extended_requests(pod)
+        if wanted:
+            out = _base(state, target)
+            out.scheduler = _scheduler_says(state, pod)
+            return explain_legacy(state, out, pod, wanted)
         raise PodHasNoClaims(f"pod {namespace}/{name} uses no ResourceClaim (spec.resourceClaims is empty): "
                              "DRA plays no part in where it runs",
                              hint="`{prog} events " + name + f" -n {namespace}` shows what the scheduler said")

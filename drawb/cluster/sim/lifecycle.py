@@ -27,6 +27,7 @@ from drawb.cluster.sim.clock import Clock
 from drawb.cluster.sim.events import EventRecorder
 from drawb.cluster.sim.podlogs import Run, simulate
 from drawb.alloc.view import PlanState
+from drawb.api.resourcefit import resource_fit
 from drawb.cluster.sim.scheduler import Decision, reserved_for_pod, schedule
 from drawb.cluster.sim.tree import copy_tree
 
@@ -355,7 +356,9 @@ class Lifecycle:
 
     def decide(self, pod: dict, claims: list[dict]) -> Decision:
         """The scheduler's decision for ``pod`` whose claims (in pod order, all existing) are ``claims``."""
-        return schedule(pod, claims, self._ordered_nodes(), self._snapshot, lambda c: c in self.classes)
+        fit = resource_fit(pod, self.pods.values(), self.classes.values(),
+                           self.feature_gates.get("DRAExtendedResource", False))
+        return schedule(pod, claims, self._ordered_nodes(), self._snapshot, lambda c: c in self.classes, fit)
 
     def _schedule(self, key: NsKey) -> None:
         pod = self.pods.get(key)

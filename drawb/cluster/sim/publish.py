@@ -71,6 +71,7 @@ class GpuNode:
     labels: dict[str, str] = field(default_factory=dict)
     pool_generation: int = 1
     driver_release: str = DEFAULT_RELEASE  # the NVIDIA DRA driver release publishing its devices
+    extended_resources: dict[str, int] = field(default_factory=dict)  # what a device plugin advertises there
 
     @property
     def gpu_model(self) -> GpuModel:

@@ -2,14 +2,16 @@
 
 The filters that can reject a node in the simulation run in the scheduler's order:
 NodeUnschedulable, TaintToleration, NodeAffinity (``nodeSelector`` and required node affinity),
-then DynamicResources (claims already allocated must be available on the node, the others are
+NodeResourcesFit for extended resources (``drawb.api.resourcefit``: ``Insufficient nvidia.com/gpu``
+where no device plugin advertises enough), then DynamicResources (claims already allocated must be available on the node, the others are
 allocated by ``drawb.alloc``), through ``drawb.alloc.verdicts`` over the cluster's ``PlanState``
 made once per attempt as the plugin's PreFilter state: nodes of the same signature are allocated
 once, as ``preview`` allocates them. Nodes are tried in name order and the first feasible node is
 chosen (the real scheduler scores the feasible nodes and breaks ties at random; the simulation
 picks deterministically). When no node fits, the message is the scheduler's ``FitError`` text:
 the per-node reasons counted and sorted, then the PostFilter messages of DynamicResources and
-DefaultPreemption.
+DefaultPreemption (all pods have the same priority here: where only pods bound to a node take the
+extended resources the pod needs, preemption finds no victims).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from drawb.alloc import AllocationError
 from drawb.alloc.verdicts import NOT_AVAILABLE, Verdict, node_reason, verdicts
 from drawb.alloc.view import PlanState, rename
 from drawb.api.nodeaffinity import selector_matches
+from drawb.api.resourcefit import ResourceFit
 
 RESERVED_FOR_MAX = 256  # resourceapi.ResourceClaimReservedForMaxSize
 
@@ -74,20 +77,28 @@ def _pre_filter(pod: dict, claims: list[dict], class_exists: Callable[[str], boo
     return None
 
 
-def fit_error(node_count: int, reasons: dict[str, int] | None, pre_filter: str | None, post_filter: list[str]) -> str:
-    """The scheduler's FitError message."""
+def _histogram(reasons: dict[str, int]) -> str:
+    return ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items() if count))
+
+
+def fit_error(node_count: int, reasons: dict[str, int] | None, pre_filter: str | None, post_filter: list[str],
+              no_victims: int = 0) -> str:
+    """The scheduler's FitError message; ``no_victims``: nodes where preemption looked for victims in vain."""
     message = f"0/{node_count} nodes are available:"
     if pre_filter:
         message += f" {pre_filter}."
     elif reasons:
-        message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items())) + "."
-    preemption = f"preemption: 0/{node_count} nodes are available: {node_count} Preemption is not helpful for scheduling."
+        message += " " + _histogram(reasons) + "."
+    preemption = f"preemption: 0/{node_count} nodes are available: " + _histogram(
+        {"No preemption victims found for incoming pod": no_victims,
+         "Preemption is not helpful for scheduling": node_count - no_victims}) + "."
     return message + " " + ", ".join([*post_filter, preemption])
 
 
 def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Snapshot,
-             class_exists: Callable[[str], bool]) -> Decision:
-    """Try ``nodes`` (in name order) for ``pod`` whose claims (in pod order, all existing) are ``claims``.
+             class_exists: Callable[[str], bool], fit: ResourceFit | None = None) -> Decision:
+    """Try ``nodes`` (in name order) for ``pod`` whose claims (in pod order, all existing) are ``claims``
+    and whose extended resources ``fit`` checks (None: it asks for none).
 
     ``snapshot()`` is called once, after the PreFilter checks pass: the cluster's ``PlanState`` (its nodes
     are ``nodes``), whose alike-node grouping allocates the new claims once per signature; it may raise
@@ -100,8 +111,9 @@ def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Sna
     allocated = [c for c in claims if (c.get("status") or {}).get("allocation")]
     reasons: dict[str, int] = {}
     unavailable: list[dict] = []
+    no_victims = 0
     try:
-        for verdict in _verdicts(pod, to_allocate, allocated, nodes, snapshot):
+        for verdict in _verdicts(pod, to_allocate, allocated, nodes, snapshot, fit):
             if verdict.reason is None:
                 name = verdict.node["metadata"]["name"]
                 made = rename(verdict.allocations, verdict.source, verdict.view)
@@ -110,6 +122,8 @@ def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Sna
                 missing = [c for c in allocated if not selector_matches(c["status"]["allocation"].get("nodeSelector"),
                                                                          verdict.node)]
                 unavailable.extend(c for c in missing if c not in unavailable)
+            elif fit is not None and verdict.reason.startswith("Insufficient ") and fit.resolvable(verdict.node):
+                no_victims += 1
             reasons[verdict.reason] = reasons.get(verdict.reason, 0) + 1
     except AllocationError as err:
         return Decision(message=f'running "DynamicResources" filter plugin: {err}', error=True)
@@ -118,12 +132,13 @@ def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Sna
         reserved = (claim.get("status") or {}).get("reservedFor") or []
         if not reserved or len(reserved) == 1 and reserved_for_pod(claim, pod):
             return Decision(deallocate=claim["metadata"]["name"],
-                            message=fit_error(len(nodes), reasons, None, ["deallocation of ResourceClaim completed"]))
-    return Decision(message=fit_error(len(nodes), reasons, None, [post]))
+                            message=fit_error(len(nodes), reasons, None, ["deallocation of ResourceClaim completed"],
+                                              no_victims))
+    return Decision(message=fit_error(len(nodes), reasons, None, [post], no_victims))
 
 
 def _verdicts(pod: dict, to_allocate: list[dict], allocated: list[dict], nodes: Sequence[dict],
-              snapshot: Snapshot) -> Iterator[Verdict]:
+              snapshot: Snapshot, fit: ResourceFit | None) -> Iterator[Verdict]:
     """``drawb.alloc.verdicts`` over the snapshot; when it cannot be made, the node filters alone until
     the first node that would allocate, where its error is raised."""
     try:
@@ -131,10 +146,10 @@ def _verdicts(pod: dict, to_allocate: list[dict], allocated: list[dict], nodes: 
     except AllocationError as err:
         failed = err
     else:
-        yield from verdicts(state, pod, to_allocate, allocated)
+        yield from verdicts(state, pod, to_allocate, allocated, fit)
         return
     for node in nodes:
-        reason = node_reason(pod, node, allocated)
+        reason = node_reason(pod, node, allocated, fit=fit)
         if reason is None and to_allocate:
             raise failed
         yield Verdict(node, reason)

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from drawb import versions
+from drawb.api.resourcefit import is_extended
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.classes import nvidia_device_classes
 from drawb.cluster.sim.kubelet import DEFAULT_PULL_SECONDS
@@ -162,9 +163,26 @@ def _parse_node(scenario: str, index: int, raw: dict, driver_release: str = DEFA
             labels=dict(raw.get("labels", {})),
             pool_generation=int(raw.get("pool_generation", 1)),
             driver_release=driver_release,
+            extended_resources=_parse_extended_resources(where, raw.get("extended_resources") or {}),
         )
     except KeyError as missing:
         raise ScenarioError(f"{where}: missing field {missing}") from None
+
+
+def _parse_extended_resources(where: str, raw: object) -> dict[str, int]:
+    """A node's ``extended_resources``: device-plugin resource name -> a count of at least 0."""
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: extended_resources must be a mapping such as {{nvidia.com/gpu: 8}}, "
+                            f"not {raw!r}")
+    out = {}
+    for name, count in raw.items():
+        if not isinstance(name, str) or not is_extended(name):
+            raise ScenarioError(f"{where}: extended_resources: {name!r} is not an extended resource name "
+                                "(a domain outside kubernetes.io, then a name: nvidia.com/gpu)")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ScenarioError(f"{where}: extended_resources: {name}: {count!r} is not a whole number of at least 0")
+        out[name] = count
+    return out
 
 
 def _parse_mig(text: str) -> MigInstance:

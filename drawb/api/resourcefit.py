@@ -1,0 +1,153 @@
+"""The NodeResourcesFit filter for extended resources (``nvidia.com/gpu`` from a device plugin).
+
+- What a pod asks for (``extended_requests``): each container's requests (its limits where a request is
+  unset, as the API server defaults them), summed over the containers, raised to the largest init
+  container (sidecars, ``restartPolicy: Always``, add to what runs after them), as ``resource.PodRequests``
+  computes them. Only extended resources: a name with a domain that is not ``kubernetes.io``.
+- What a node offers (``node_allocatable``) and what the pods bound to it already take (``in_use``: pods
+  that have not ended, as the scheduler's cache holds them).
+- ``ResourceFit.exclusion``: the filter's verdict for one node, ``Insufficient <name>`` in the scheduler's
+  words. With DRAExtendedResource on, a resource a DeviceClass maps (``extendedResourceName``) that the node
+  does not list in its allocatable is left to DynamicResources, as the real filter leaves it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from drawb.api.nodeaffinity import NodeExclusion
+from drawb.api.quantity import Quantity, QuantityError
+
+Obj = Mapping[str, Any]
+INSUFFICIENT = "Insufficient {}"
+_ENDED = ("Succeeded", "Failed")
+
+
+def is_extended(name: str) -> bool:
+    """``IsExtendedResourceName``: a domain-qualified name outside ``kubernetes.io``, not a quota name."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def _count(value: Any) -> int:
+    """An extended resource quantity as the scheduler counts it (``Value()``, rounded up); 0 when unreadable."""
+    try:
+        return int(Quantity.parse(str(value)).scaled_value(0))
+    except (QuantityError, ValueError):
+        return 0
+
+
+def _container_requests(container: Obj) -> dict[str, int]:
+    resources = container.get("resources") or {}
+    asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    return {name: _count(value) for name, value in asked.items() if is_extended(name)}
+
+
+def _add(total: dict[str, int], more: Mapping[str, int]) -> None:
+    for name, value in more.items():
+        total[name] = total.get(name, 0) + value
+
+
+def _raise_to(total: dict[str, int], other: Mapping[str, int]) -> None:
+    for name, value in other.items():
+        total[name] = max(total.get(name, 0), value)
+
+
+def extended_requests(pod: Obj) -> dict[str, int]:
+    """The extended resources ``pod`` asks for, by name (zero requests left out)."""
+    spec = pod.get("spec") or {}
+    total: dict[str, int] = {}
+    for container in spec.get("containers") or ():
+        _add(total, _container_requests(container))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for container in spec.get("initContainers") or ():
+        asked = _container_requests(container)
+        if container.get("restartPolicy") == "Always":
+            _add(total, asked)
+            _add(sidecars, asked)
+            _raise_to(init_peak, sidecars)
+        else:
+            during = dict(sidecars)
+            _add(during, asked)
+            _raise_to(init_peak, during)
+    _raise_to(total, init_peak)
+    return {name: value for name, value in sorted(total.items()) if value}
+
+
+def node_allocatable(node: Obj) -> dict[str, int]:
+    """The extended resources ``node`` offers (``status.allocatable``)."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    return {name: _count(value) for name, value in allocatable.items() if is_extended(name)}
+
+
+def in_use(pods: Iterable[Obj]) -> dict[str, dict[str, int]]:
+    """Node name -> the extended resources the pods bound there take (pods that ended take none)."""
+    used: dict[str, dict[str, int]] = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and (pod.get("status") or {}).get("phase") not in _ENDED:
+            asked = extended_requests(pod)
+            if asked:
+                _add(used.setdefault(node, {}), asked)
+    return used
+
+
+def dra_mapped(classes: Iterable[Obj]) -> dict[str, str]:
+    """Extended resource name -> the DeviceClass that maps it (``spec.extendedResourceName``)."""
+    mapped: dict[str, str] = {}
+    for device_class in sorted(classes, key=lambda c: (c.get("metadata") or {}).get("name", "")):
+        name = (device_class.get("spec") or {}).get("extendedResourceName")
+        if name:
+            mapped.setdefault(name, (device_class.get("metadata") or {}).get("name", ""))
+    return mapped
+
+
+@dataclass(frozen=True)
+class ResourceFit:
+    """One pod's NodeResourcesFit check for extended resources: ``wanted`` by the pod, ``used`` per node by
+    the pods bound there, ``left_to_dra`` the names a DeviceClass maps while DRAExtendedResource is on."""
+
+    wanted: Mapping[str, int]
+    used: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    left_to_dra: frozenset[str] = frozenset()
+
+    def short(self, node: Obj) -> list[tuple[str, int, int]]:
+        """(name, allocatable, in use) of each resource ``node`` has too little of, by name."""
+        allocatable = node_allocatable(node)
+        used = self.used.get((node.get("metadata") or {}).get("name", ""), {})
+        out = []
+        for name, count in self.wanted.items():
+            if name in self.left_to_dra and name not in allocatable:
+                continue
+            have, taken = allocatable.get(name, 0), used.get(name, 0)
+            if count > have - taken:
+                out.append((name, have, taken))
+        return out
+
+    def exclusion(self, node: Obj) -> NodeExclusion | None:
+        """The filter's verdict on ``node`` (the first short resource by name), or None when it fits."""
+        short = self.short(node)
+        if not short:
+            return None
+        name, have, taken = short[0]
+        detail = (f"the pod asks for {name}: {self.wanted[name]}; the node offers {have}"
+                  + (f", {taken} taken by pods bound there" if taken else "")
+                  + ("" if have else f" (no device plugin advertises {name} on it)"))
+        return NodeExclusion("resources", INSUFFICIENT.format(name), detail)
+
+    def resolvable(self, node: Obj) -> bool:
+        """Whether evicting pods could make room (every short resource fits the node's allocatable)."""
+        return all(self.wanted[name] <= have for name, have, _ in self.short(node))
+
+
+def resource_fit(pod: Obj, pods: Iterable[Obj], classes: Iterable[Obj] = (),
+                 extended_resource_gate: bool = False) -> ResourceFit | None:
+    """``pod``'s check against the cluster whose ``pods`` (the bound ones take their share) and DeviceClasses
+    ``classes`` are given; None when the pod asks for no extended resource (the filter passes every node)."""
+    wanted = extended_requests(pod)
+    if not wanted:
+        return None
+    left = frozenset(dra_mapped(classes)) if extended_resource_gate else frozenset()
+    return ResourceFit(wanted, in_use(pods), left)

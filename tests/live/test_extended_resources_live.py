@@ -1,0 +1,101 @@
+"""Legacy extended-resource pods (``nvidia.com/gpu: 1`` in limits) with DRAExtendedResource at its default:
+the real scheduler and the simulated one agree on the pod's phase, its FailedScheduling message where no
+node advertises the resource, and its node where only one node does (a kwok node whose allocatable lists
+``nvidia.com/gpu``, as a device plugin would make it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from drawb.cluster.sim.cluster import SimCluster
+from drawb.testing.api import path_for
+from drawb.testing.waiting import wait_for
+
+pytestmark = pytest.mark.live
+
+PLUGIN_NODE = "device-plugin-node"
+
+
+def legacy_pod(name: str, namespace: str, gpus: int = 1) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"restartPolicy": "Never",
+                     "containers": [{"name": "ctr", "image": "ubuntu:24.04", "command": ["sleep", "infinity"],
+                                     "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}
+
+
+def plugin_node(gpus: int) -> dict:
+    sizes = {"cpu": "8", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": PLUGIN_NODE, "labels": {"kubernetes.io/hostname": PLUGIN_NODE}},
+            "status": {"allocatable": dict(sizes), "capacity": dict(sizes)}}
+
+
+def _unschedulable(api, namespace: str, name: str) -> dict | None:
+    pod = api.get(path_for("Pod", name, namespace))
+    for cond in pod.get("status", {}).get("conditions") or ():
+        if cond["type"] == "PodScheduled" and cond["status"] == "False" and cond.get("message"):
+            return pod
+    return None
+
+
+def _simulated(objects: list[dict], name: str, namespace: str) -> dict:
+    sim = SimCluster("default")
+    sim.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, *objects])
+    sim.sleep(1)
+    return sim.get("Pod", name, namespace)
+
+
+def _condition(pod: dict) -> dict:
+    return next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
+
+
+@pytest.fixture
+def default_gates(control_plane):
+    if control_plane.feature_enabled("DRAExtendedResource"):
+        pytest.fail("this test needs DRAExtendedResource at its 1.34 default (off); DRAWB_FEATURE_GATES turns it on")
+    return control_plane
+
+
+def test_no_node_offers_the_resource(default_gates, namespace):
+    api = default_gates.api()
+    nodes = api.get(path_for("Node"))["items"]
+    assert not any("nvidia.com/gpu" in (n.get("status", {}).get("allocatable") or {}) for n in nodes)
+    pod = legacy_pod("legacy-gpu", namespace)
+    api.create(pod)
+    real = wait_for(lambda: _unschedulable(api, namespace, "legacy-gpu"), timeout=60, what="FailedScheduling")
+    simulated = _simulated([pod], "legacy-gpu", namespace)
+    assert real["status"]["phase"] == simulated["status"]["phase"] == "Pending"
+    assert not simulated["spec"].get("nodeName")
+    assert _condition(real)["message"].startswith(f"0/{len(nodes)} nodes are available: {len(nodes)} Insufficient "
+                                                  "nvidia.com/gpu.")
+    assert _condition(simulated)["message"] == _condition(real)["message"]
+    assert _condition(simulated)["reason"] == _condition(real)["reason"] == "Unschedulable"
+
+
+def test_only_the_plugin_node_takes_the_pod(default_gates, namespace):
+    api = default_gates.api()
+    try:
+        api.create(plugin_node(gpus=1))
+        first, second = legacy_pod("legacy-a", namespace), legacy_pod("legacy-b", namespace)
+        api.create(first)
+        bound = wait_for(lambda: api.get(path_for("Pod", "legacy-a", namespace))["spec"].get("nodeName"),
+                         timeout=60, what="legacy-a bound")
+        sim_first = _simulated([plugin_node(gpus=1), first], "legacy-a", namespace)
+        assert bound == sim_first["spec"]["nodeName"] == PLUGIN_NODE
+        # the node's one GPU is taken: the second pod waits, in the same words on both
+        api.create(second)
+        real = wait_for(lambda: _unschedulable(api, namespace, "legacy-b"), timeout=60, what="legacy-b FailedScheduling")
+        sim = SimCluster("default")
+        sim.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, plugin_node(gpus=1), first])
+        sim.sleep(0.2)
+        sim.apply([second])
+        sim.sleep(0.2)
+        simulated = sim.get("Pod", "legacy-b", namespace)
+        assert simulated["status"]["phase"] == real["status"]["phase"] == "Pending"
+        assert _condition(simulated)["message"] == _condition(real)["message"]
+        assert "No preemption victims found for incoming pod" in _condition(real)["message"]
+    finally:
+        api.delete(path_for("Pod", "legacy-a", namespace))
+        api.delete(path_for("Pod", "legacy-b", namespace))
+        api.delete(path_for("Node", PLUGIN_NODE))

@@ -1,0 +1,55 @@
+"""``why`` on a pod that asks for ``nvidia.com/gpu`` in its limits and uses no ResourceClaim: the simulated
+scheduler's verdict explained (what it asks for, which nodes offer it, the DeviceClass mapping, the gate,
+the fix)."""
+
+from __future__ import annotations
+
+from drawb.explain import result as r
+
+LEGACY = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "legacy-gpu", "namespace": "default"},
+          "spec": {"restartPolicy": "Never",
+                   "containers": [{"name": "c", "image": "ubuntu", "command": ["sleep", "infinity"],
+                                   "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+
+
+def _offer(gpus: int, node: str = "hgx-h200-03"):
+    def edit(scenario):
+        for n in scenario.nodes:
+            if n["metadata"]["name"] == node:
+                n["status"]["allocatable"]["nvidia.com/gpu"] = str(gpus)
+    return edit
+
+
+def test_pending_legacy_pod_is_explained(sim):
+    sim.apply(LEGACY)
+    sim.cluster.sleep(1)
+    out = sim.why("pod/legacy-gpu")
+    assert out.state == r.PENDING and out.stage == "node"
+    assert "asks for nvidia.com/gpu: 1" in out.summary and "Insufficient" in out.summary
+    assert out.scheduler.startswith("Unschedulable: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")
+    assert out.excluded["a100-sxm-node-01"] == ("the pod asks for nvidia.com/gpu: 1; the node offers 0 "
+                                                "(no device plugin advertises nvidia.com/gpu on it)")
+    assert any("no node lists it in its allocatable" in n for n in out.notes)
+    assert "no DeviceClass maps nvidia.com/gpu (spec.extendedResourceName)" in out.notes
+    assert "DRAExtendedResource is off (Kubernetes 1.34: alpha, off by default)" in out.notes
+    assert [m.kind for m in out.remedies] == ["migrate", "wait"]
+
+
+def test_running_legacy_pod_and_the_free_count(make_sim):
+    sim = make_sim(edit=_offer(2))
+    sim.apply(LEGACY)
+    sim.cluster.sleep(1)
+    out = sim.why("pod/legacy-gpu")
+    assert out.state == r.ALLOCATED and "runs on node hgx-h200-03" in out.summary
+    assert "the node's device plugin serves it" in out.summary
+    assert "nvidia.com/gpu: the pod asks for 1; offered by hgx-h200-03 (allocatable 2, free 1)" in out.notes
+
+
+def test_gate_on_and_a_class_mapping_it_are_named(make_sim):
+    sim = make_sim(gates={"DRAExtendedResource": True})  # the driver's gpu.nvidia.com class maps nvidia.com/gpu
+    sim.apply(LEGACY)
+    sim.cluster.sleep(1)
+    out = sim.why("pod/legacy-gpu")
+    assert "DRAExtendedResource is on (Kubernetes 1.34: alpha, off by default)" in out.notes
+    assert any(n.startswith("DeviceClass gpu.nvidia.com maps nvidia.com/gpu (extendedResourceName), so the scheduler "
+                            "serves it through DRA") for n in out.notes)

@@ -1,0 +1,152 @@
+"""Legacy extended-resource pods (``nvidia.com/gpu`` in container limits) on the simulated cluster: the
+NodeResourcesFit filter as kube-scheduler runs it, node allocatable from scenarios, and the request sums."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from drawb.api.resourcefit import extended_requests, in_use, resource_fit
+from drawb.cluster.sim.clock import ManualClock
+from drawb.cluster.sim.cluster import SimCluster
+from drawb.cluster.sim.scenarios import build_scenario
+from drawb.cluster.sim.scenarios.loader import _from_file
+from drawb.cluster.sim.scenarios.scenario import ScenarioError
+
+A100 = "a100-sxm-node-01"
+PREEMPTION = "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+
+
+def legacy(name: str, gpus: int = 1, node_selector: dict | None = None, **limits) -> dict:
+    spec = {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "ubuntu", "command": ["sleep", "infinity"],
+                            "resources": {"limits": {"nvidia.com/gpu": gpus, **limits}}}]}
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+def cluster(plugin_gpus: dict[str, int] | None = None, gates: dict | None = None) -> SimCluster:
+    scenario = copy.deepcopy(build_scenario("default"))
+    scenario.feature_gates = dict(gates or {})
+    for node in scenario.nodes:
+        count = (plugin_gpus or {}).get(node["metadata"]["name"])
+        if count is not None:
+            for key in ("capacity", "allocatable"):
+                node["status"][key]["nvidia.com/gpu"] = str(count)
+    return SimCluster(scenario, clock=ManualClock())
+
+
+def scheduled(sim: SimCluster, name: str) -> tuple[str, str | None, str]:
+    sim.sleep(1)  # past the image pull
+    pod = sim.get("Pod", name, "default")
+    cond = next((c for c in pod["status"].get("conditions") or () if c["type"] == "PodScheduled"), {})
+    return pod["status"].get("phase"), pod["spec"].get("nodeName"), cond.get("message", "")
+
+
+def test_no_node_offers_it_the_pod_stays_pending_with_the_schedulers_words():
+    sim = cluster()
+    sim.apply([legacy("legacy-gpu")])
+    phase, node, message = scheduled(sim, "legacy-gpu")
+    assert (phase, node) == ("Pending", None)
+    assert message == f"0/4 nodes are available: 4 Insufficient nvidia.com/gpu. no new claims to deallocate, {PREEMPTION}"
+    events = [e["message"] for e in sim.list("Event", "default") if e.get("reason") == "FailedScheduling"]
+    assert events == [message]
+
+
+def test_the_only_node_with_the_device_plugin_takes_it_until_its_gpus_are_taken():
+    sim = cluster({"hgx-h200-03": 2})
+    sim.apply([legacy("a", gpus=2)])
+    assert scheduled(sim, "a")[:2] == ("Running", "hgx-h200-03")
+    sim.apply([legacy("b")])
+    phase, node, message = scheduled(sim, "b")
+    assert (phase, node) == ("Pending", None)
+    assert message == ("0/4 nodes are available: 4 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: "
+                       "0/4 nodes are available: 1 No preemption victims found for incoming pod, "
+                       "3 Preemption is not helpful for scheduling.")
+    sim.delete("Pod", "a", "default")
+    sim.sleep(60)  # the deleted pod's grace period ends and its GPUs are free again
+    assert scheduled(sim, "b")[:2] == ("Running", "hgx-h200-03")
+
+
+def test_filters_before_resource_fit_name_the_node_first():
+    sim = cluster({A100: 8})
+    sim.apply([legacy("pinned", node_selector={"kubernetes.io/hostname": "hgx-h200-03"})])
+    assert scheduled(sim, "pinned")[2].startswith("0/4 nodes are available: 1 Insufficient nvidia.com/gpu, "
+                                                  "3 node(s) didn't match Pod's node affinity/selector.")
+
+
+def test_a_pod_asking_for_more_than_a_node_has_waits():
+    sim = cluster({A100: 8})
+    sim.apply([legacy("nine", gpus=9)])
+    assert scheduled(sim, "nine")[:2] == ("Pending", None)
+    sim.apply([legacy("eight", gpus=8)])
+    assert scheduled(sim, "eight")[:2] == ("Running", A100)
+
+
+def test_a_pod_that_ended_frees_what_it_took():
+    sim = cluster({A100: 1})
+    done = legacy("done")
+    done["spec"]["containers"][0]["command"] = ["true"]
+    sim.apply([done])
+    sim.sleep(30)
+    assert sim.get("Pod", "done", "default")["status"]["phase"] == "Succeeded"
+    sim.apply([legacy("next")])
+    assert scheduled(sim, "next")[:2] == ("Running", A100)
+
+
+def test_scenario_nodes_declare_device_plugin_resources():
+    text = """
+nodes:
+  - name: plugin-node
+    model: L4
+    driver_version: 570.172.08
+    cuda_driver_version: "12.8"
+    extended_resources: {nvidia.com/gpu: 4}
+    gpus: [{minor: 0, pci: "0000:00:03.0"}]
+"""
+    scenario = _from_file("plugin", text, where="test")
+    node = scenario.nodes[0]
+    assert node["status"]["allocatable"]["nvidia.com/gpu"] == node["status"]["capacity"]["nvidia.com/gpu"] == "4"
+    sim = SimCluster(scenario, clock=ManualClock())
+    sim.apply([legacy("p", gpus=4)])
+    assert scheduled(sim, "p")[:2] == ("Running", "plugin-node")
+    for bad, words in (("{cpu: 4}", "'cpu' is not an extended resource name"),
+                       ("{nvidia.com/gpu: -1}", "-1 is not a whole number of at least 0"),
+                       ("[nvidia.com/gpu]", "extended_resources must be a mapping")):
+        with pytest.raises(ScenarioError, match="node #0: extended_resources") as err:
+            _from_file("plugin", text.replace("{nvidia.com/gpu: 4}", bad), where="test")
+        assert words in str(err.value)
+
+
+def test_requests_sum_containers_and_take_the_largest_init_container():
+    spec = {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "2"}}},
+                           {"resources": {"requests": {"nvidia.com/gpu": "2"}, "limits": {"nvidia.com/gpu": "2"}}}],
+            "initContainers": [{"resources": {"limits": {"nvidia.com/gpu": "4", "example.com/fpga": "1"}}},
+                               {"restartPolicy": "Always", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}
+    # 3 in the containers plus 1 in the sidecar; the first init container alone asks for 4
+    assert extended_requests({"spec": spec}) == {"example.com/fpga": 1, "nvidia.com/gpu": 4}
+    spec["initContainers"].reverse()  # the sidecar runs beside the other init container: 1 + 4
+    assert extended_requests({"spec": spec}) == {"example.com/fpga": 1, "nvidia.com/gpu": 5}
+    assert extended_requests({"spec": {"containers": [{"resources": {"limits": {"memory": "1Gi",
+                                                                               "hugepages-2Mi": "1Gi"}}}]}}) == {}
+
+
+def test_only_bound_pods_that_have_not_ended_count():
+    pods = [{"metadata": {"uid": str(i)}, "spec": {"nodeName": node, **legacy("x", gpus=i)["spec"]},
+             "status": {"phase": phase}}
+            for i, (node, phase) in enumerate([(A100, "Running"), (A100, "Pending"), (A100, "Succeeded"), (None, "Pending")], 1)]
+    assert in_use(pods) == {A100: {"nvidia.com/gpu": 3}}
+    assert resource_fit({"spec": {"containers": []}}, pods) is None
+
+
+def test_with_the_gate_on_a_mapped_resource_is_left_to_dra_but_an_unmapped_one_is_not():
+    mapped = {"metadata": {"name": "gpu.nvidia.com"}, "spec": {"extendedResourceName": "nvidia.com/gpu"}}
+    node = {"metadata": {"name": "n"}, "status": {"allocatable": {}}}
+    pod = legacy("p")
+    assert resource_fit(pod, [], [mapped], extended_resource_gate=True).exclusion(node) is None
+    assert resource_fit(pod, [], [mapped], extended_resource_gate=False).exclusion(node).scheduler == \
+        "Insufficient nvidia.com/gpu"
+    assert resource_fit(pod, [], [], extended_resource_gate=True).exclusion(node).scheduler == \
+        "Insufficient nvidia.com/gpu"
