@@ -76,8 +76,9 @@ class _Finder:
 
 
 def workload_for(session: Session, target: str | None, file: str | None, namespace: str | None,
-                 documents: list[dict] | None = None, source: str = "") -> Workload:
-    """The workload a ``preview``/``capacity`` command line names."""
+                 documents: list[dict] | None = None, source: str = "", extended: bool = False) -> Workload:
+    """The workload a ``preview``/``capacity`` command line names (``extended``: a pod that asks only for
+    extended resources, such as ``nvidia.com/gpu`` from a device plugin, is one too)."""
     from drawb.plan import ObjectNotFound, resolve
     from drawb.plan.errors import NotAManifest
     from drawb.plan.manifests import default_target, parse_manifests
@@ -98,13 +99,13 @@ def workload_for(session: Session, target: str | None, file: str | None, namespa
             raise UsageError("name what to place: pod/NAME, claim/NAME, template/NAME, or -f FILE",
                              hint=f"e.g. `{PROG} preview template/NAME`")
         kind, name = default_target(documents, source)
-        return resolve(kind, name, namespace, finder)
+        return resolve(kind, name, namespace, finder, extended)
     kind, name = _split(target)
     if kind is not None:
-        return resolve(kind, name, namespace, finder)
+        return resolve(kind, name, namespace, finder, extended)
     for kind in ("Pod", "ResourceClaim", "ResourceClaimTemplate"):
         if finder(kind, name, namespace) is not None:
-            return resolve(kind, name, namespace, finder)
+            return resolve(kind, name, namespace, finder, extended)
     raise ObjectNotFound(f"no pod, ResourceClaim or ResourceClaimTemplate '{name}' in namespace '{namespace}'",
                          hint=f"`{PROG} pods` and `{PROG} claims` list them")
 
@@ -134,14 +135,20 @@ def preview_workload(session: Session, workload: Workload) -> Report:
     from drawb.plan.report import preview_report
     from drawb.collector import collector_paused
 
+    from drawb.api.resourcefit import extended_requests, resource_fit
+
     with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
         state, where, simulated = plan_state(session)
-        return preview_report(preview(workload, state), where, simulated)
+        fit = None
+        if extended_requests(workload.pod):  # the pods bound to each node take their share
+            fit = resource_fit(workload.pod, session.cluster.list("Pod"), state.classes,
+                               state.feature_gates.get("DRAExtendedResource", False))
+        return preview_report(preview(workload, state, fit), where, simulated)
 
 
 @command("preview", "Where a pod, claim or template fits now: per node, the devices drawb's allocator would give "
          "it (nodes in the scheduler's order; the simulated scheduler's pick marked).",
          TARGET, FILE, NAMESPACE, JSON)
 def preview_command(session: Session, args, cell):
-    report = preview_workload(session, workload_for(session, args.target, args.file, args.namespace))
+    report = preview_workload(session, workload_for(session, args.target, args.file, args.namespace, extended=True))
     return JsonResult(report.to_dict(), report.exit_status) if args.json else report

@@ -30,6 +30,12 @@ def _gate_text(state: ClusterState, on: bool) -> str:
     return f"{GATE} is {'on' if on else 'off'} (Kubernetes 1.{minor}: {gate.stage}, {default} by default)"
 
 
+def extended_fit(state: ClusterState, pod: Mapping[str, Any]) -> ResourceFit | None:
+    """The scheduler's NodeResourcesFit check of ``pod``'s extended resources on this cluster (None: it asks for none)."""
+    on = bool(dict(flavor(state.kubernetes_version, state.feature_gates).gates).get(GATE, False))
+    return resource_fit(pod, state.pods, state.classes, on)
+
+
 def _offers(state: ClusterState, fit: ResourceFit) -> list[str]:
     """For each resource asked for, the nodes that list it in their allocatable, with what is free there."""
     lines = []
@@ -49,7 +55,7 @@ def _offers(state: ClusterState, fit: ResourceFit) -> list[str]:
 def explain_legacy(state: ClusterState, out: Explanation, pod: Mapping[str, Any], wanted: Mapping[str, int]) -> Explanation:
     """The explanation of ``pod``, which asks for the extended resources ``wanted`` and uses no claim."""
     on = bool(dict(flavor(state.kubernetes_version, state.feature_gates).gates).get(GATE, False))
-    fit = resource_fit(pod, state.pods, state.classes, on) or ResourceFit(wanted)
+    fit = extended_fit(state, pod) or ResourceFit(wanted)
     asked = ", ".join(f"{name}: {count}" for name, count in wanted.items())
     mapped = dra_mapped(state.classes)
     out.notes += _offers(state, fit)

@@ -14,11 +14,11 @@ from typing import Any
 
 from drawb.alloc import AllocationError
 from drawb.api.nodeaffinity import node_exclusion, selector_matches
-from drawb.api.resourcefit import extended_requests
+from drawb.api.resourcefit import ResourceFit, extended_requests
 from drawb.explain import result as r
 from drawb.explain.devices import DEVICE_STAGES, Drop
 from drawb.explain.errors import InOtherNamespace, PodHasNoClaims
-from drawb.explain.legacy import explain_legacy
+from drawb.explain.legacy import explain_legacy, extended_fit
 from drawb.explain.funnel import EXAMPLES, Funnel, compute, drop_count, drops_at
 from drawb.explain.ran import NOT_RECORDED, claim_fates, ended_text, has_ended, progress_text, recorded_devices
 from drawb.explain.result import Explanation, Remedy, RequestReport, StageCount
@@ -226,21 +226,23 @@ def _eligible(state: ClusterState, pod: Mapping[str, Any], allocated: list[dict]
     """Node -> why the pod may not use it (None: it may), for every node."""
     spec = pod.get("spec") or {}
     required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-    plain = not (spec.get("nodeSelector") or required or allocated)  # only the node's own spec can exclude it
+    fit = extended_fit(state, pod)
+    plain = not (spec.get("nodeSelector") or required or allocated or fit)  # only the node's own spec can exclude it
     out: dict[str, str | None] = {}
     for node in state.nodes:
         node_spec = node.get("spec") or {}
         if plain and not node_spec.get("unschedulable") and not node_spec.get("taints"):
             out[name_of(node)] = None
         else:
-            out[name_of(node)] = _excluded(pod, node, allocated)
+            out[name_of(node)] = _excluded(pod, node, allocated, fit)
     return out
 
 
-def _excluded(pod: Mapping[str, Any], node: Mapping[str, Any], allocated: list[dict]) -> str | None:
+def _excluded(pod: Mapping[str, Any], node: Mapping[str, Any], allocated: list[dict],
+              fit: ResourceFit | None = None) -> str | None:
     """Why the scheduler's filters before DynamicResources (and the claims already allocated) exclude
     ``node`` for ``pod``; None when the pod may use it."""
-    exclusion = node_exclusion(pod, node)
+    exclusion = node_exclusion(pod, node) or (fit.exclusion(node) if fit is not None else None)
     if exclusion is not None:
         return exclusion.detail
     for claim in allocated:

@@ -1,7 +1,9 @@
 """Preview: on which nodes a workload's claims fit now, and the devices each node would give them.
 
 Nodes are tried as the simulated scheduler tries them, through ``drawb.alloc.verdicts``: in name
-order, through NodeUnschedulable, TaintToleration and NodeAffinity, then DynamicResources (claims
+order, through NodeUnschedulable, TaintToleration, NodeAffinity and NodeResourcesFit for extended
+resources (a ``ResourceFit``: a pod may ask for ``nvidia.com/gpu`` from a device plugin, with or
+without claims), then DynamicResources (claims
 the pod already has must be available on the node; the others are allocated by ``drawb.alloc``
 with the devices already in use counted), nodes of the same signature (``PlanState.signature``)
 allocated once. The first node that fits is the one the simulated scheduler picks; the real
@@ -17,6 +19,7 @@ from typing import Any
 from drawb.alloc import AllocationError
 from drawb.alloc.verdicts import verdicts
 from drawb.alloc.view import NodeView, PlanState, pool_of, rename, results
+from drawb.api.resourcefit import ResourceFit
 from drawb.collector import collector_paused
 from drawb.plan.workload import Workload
 
@@ -61,12 +64,14 @@ def _allocated_claims(workload: Workload) -> list[dict]:
     return [c for c in workload.claims if results(c) or (c.get("status") or {}).get("allocation")]
 
 
-def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_at_first: bool = False) -> Preview:
-    """Try every node for ``claims`` (the rest of the workload's claims must be allocated already)."""
+def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_at_first: bool = False,
+              fit: ResourceFit | None = None) -> Preview:
+    """Try every node for ``claims`` (the rest of the workload's claims must be allocated already) and the
+    extended resources ``fit`` checks (None: the pod asks for none)."""
     held = [c for c in workload.claims if c not in claims and (c.get("status") or {}).get("allocation")]
     result = Preview(workload, claims, node_count=len(state.nodes))
     try:
-        for verdict in verdicts(state, workload.pod, claims, held):
+        for verdict in verdicts(state, workload.pod, claims, held, fit):
             if verdict.reason is not None:
                 result.rejected[verdict.reason] = result.rejected.get(verdict.reason, 0) + 1
                 continue
@@ -80,13 +85,13 @@ def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_
     return result
 
 
-def preview(workload: Workload, state: PlanState) -> Preview:
-    """Where ``workload`` fits now (see the module)."""
+def preview(workload: Workload, state: PlanState, fit: ResourceFit | None = None) -> Preview:
+    """Where ``workload`` fits now (see the module); ``fit``: its pod's extended resources to check."""
     with collector_paused():
-        return _preview(workload, state)
+        return _preview(workload, state, fit)
 
 
-def _preview(workload: Workload, state: PlanState) -> Preview:
+def _preview(workload: Workload, state: PlanState, fit: ResourceFit | None) -> Preview:
     allocating = [c for c in workload.claims if c not in _allocated_claims(workload)]
     if workload.bound_node:  # nothing to place: show what its claims hold
         bound = [n for n in state.nodes if n["metadata"]["name"] == workload.bound_node]
@@ -95,7 +100,7 @@ def _preview(workload: Workload, state: PlanState) -> Preview:
         done = Preview(workload, held, node_count=len(state.nodes))
         done.fits = [NodeFit(workload.bound_node, view, made=[c["status"]["allocation"] for c in held])]
         return done
-    return try_nodes(workload, state, allocating)
+    return try_nodes(workload, state, allocating, fit=fit)
 
 
 # --- what a device is, for people -----------------------------------------------------------

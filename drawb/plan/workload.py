@@ -14,6 +14,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from drawb.api.resourcefit import extended_requests
 from drawb.errors import PROG, DrawbError
 from drawb.plan.errors import ObjectNotFound
 
@@ -73,8 +74,9 @@ def _missing(kind: str, name: str, namespace: str, where: str = "") -> ObjectNot
                           else f"check the name and namespace (-n) of the ResourceClaimTemplate")
 
 
-def resolve(kind: str, name: str, namespace: str, find: Find) -> Workload:
-    """The Workload of object ``kind``/``name``; ObjectNotFound or NoClaims when there is none."""
+def resolve(kind: str, name: str, namespace: str, find: Find, extended: bool = False) -> Workload:
+    """The Workload of object ``kind``/``name``; ObjectNotFound or NoClaims when there is none (with
+    ``extended``, a pod without claims that asks for extended resources is a Workload without claims)."""
     obj = find(kind, name, namespace)
     if obj is None:
         raise _missing(kind, name, namespace)
@@ -82,12 +84,14 @@ def resolve(kind: str, name: str, namespace: str, find: Find) -> Workload:
         return Workload(kind, name, namespace, _stand_in_pod(name, namespace), [obj], [True])
     if kind == "ResourceClaimTemplate":
         return Workload(kind, name, namespace, _stand_in_pod(name, namespace), [stamp(obj, f"{name}-copy", namespace)], [True])
-    return _pod_workload(obj, namespace, find)
+    return _pod_workload(obj, namespace, find, extended)
 
 
-def _pod_workload(pod: dict, namespace: str, find: Find) -> Workload:
+def _pod_workload(pod: dict, namespace: str, find: Find, extended: bool = False) -> Workload:
     name = pod["metadata"]["name"]
     entries = (pod.get("spec") or {}).get("resourceClaims") or []
+    if not entries and extended and extended_requests(pod):
+        return Workload("Pod", name, namespace, pod)
     if not entries:
         raise NoClaims(f"pod '{name}' uses no ResourceClaims: there is nothing to allocate")
     generated = {s.get("name"): s.get("resourceClaimName")

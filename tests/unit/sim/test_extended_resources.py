@@ -150,3 +150,34 @@ def test_with_the_gate_on_a_mapped_resource_is_left_to_dra_but_an_unmapped_one_i
         "Insufficient nvidia.com/gpu"
     assert resource_fit(pod, [], [], extended_resource_gate=True).exclusion(node).scheduler == \
         "Insufficient nvidia.com/gpu"
+
+
+@pytest.mark.parametrize("offers, gpus, node", [({}, 1, None), ({"hgx-h200-03": 2, A100: 2}, 2, "hgx-h200-03"),
+                                                ({A100: 4}, 3, A100), ({A100: 4}, 4, None)])
+def test_preview_and_why_agree_with_the_simulated_scheduler(offers, gpus, node, tmp_path):
+    import yaml
+
+    from drawb.commands.registry import run_line
+    from drawb.session import Session
+
+    sim = cluster(offers)
+    session = Session()
+    session._cluster = sim
+    sim.apply([legacy("other", gpus=1, node_selector={"kubernetes.io/hostname": A100})])  # takes one where offered
+    pod = legacy("p", gpus=gpus)
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(yaml.safe_dump(pod))
+    previewed = run_line(session, f"preview -f {manifest}")  # before the pod exists
+    sim.apply([pod])
+    phase, bound, message = scheduled(sim, "p")
+    assert bound == node
+    explained = run_line(session, "why pod/p")
+    if node is None:
+        assert previewed.data["fits"] == [] and previewed.exit_status == 1
+        assert previewed.data["rejected"] == {"Insufficient nvidia.com/gpu": 4}
+        assert "0/4 nodes are available: 4 Insufficient nvidia.com/gpu." in explained.scheduler
+        assert message.startswith("0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")
+        assert explained.state == "pending" and explained.fits_on == []
+    else:
+        assert previewed.data["pick"] == node
+        assert explained.state == "allocated" and f"node {node}" in explained.summary
