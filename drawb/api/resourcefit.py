@@ -137,9 +137,21 @@ class ResourceFit:
                   + ("" if have else f" (no device plugin advertises {name} on it)"))
         return NodeExclusion("resources", INSUFFICIENT.format(name), detail)
 
+    def reasons(self, node: Obj) -> list[str]:
+        """Every reason the filter gives for ``node`` (one per short resource, as the scheduler counts them)."""
+        return [INSUFFICIENT.format(name) for name, _, _ in self.short(node)]
+
     def resolvable(self, node: Obj) -> bool:
         """Whether evicting pods could make room (every short resource fits the node's allocatable)."""
         return all(self.wanted[name] <= have for name, have, _ in self.short(node))
+
+
+def counted_reasons(reason: str, node: Obj, fit: ResourceFit | None) -> list[str]:
+    """The reasons a FitError counts for a node turned away with ``reason``: every short resource where
+    NodeResourcesFit turned it away, else ``reason`` alone."""
+    if fit is not None and reason.startswith(INSUFFICIENT.format("")):
+        return fit.reasons(node) or [reason]
+    return [reason]
 
 
 def resource_fit(pod: Obj, pods: Iterable[Obj], classes: Iterable[Obj] = (),

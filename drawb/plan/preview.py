@@ -19,7 +19,7 @@ from typing import Any
 from drawb.alloc import AllocationError
 from drawb.alloc.verdicts import verdicts
 from drawb.alloc.view import NodeView, PlanState, pool_of, rename, results
-from drawb.api.resourcefit import ResourceFit
+from drawb.api.resourcefit import ResourceFit, counted_reasons
 from drawb.collector import collector_paused
 from drawb.plan.workload import Workload
 
@@ -73,7 +73,8 @@ def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_
     try:
         for verdict in verdicts(state, workload.pod, claims, held, fit):
             if verdict.reason is not None:
-                result.rejected[verdict.reason] = result.rejected.get(verdict.reason, 0) + 1
+                for reason in counted_reasons(verdict.reason, verdict.node, fit):
+                    result.rejected[reason] = result.rejected.get(reason, 0) + 1
                 continue
             view = verdict.view
             result.fits.append(NodeFit(view.name, view, verdict.source if claims else None, verdict.allocations))

@@ -17,11 +17,12 @@ pytestmark = pytest.mark.live
 PLUGIN_NODE = "device-plugin-node"
 
 
-def legacy_pod(name: str, namespace: str, gpus: int = 1) -> dict:
+def legacy_pod(name: str, namespace: str, gpus: int = 1, **more: str) -> dict:
+    limits = {"nvidia.com/gpu": str(gpus), **{k.replace("_", "/"): v for k, v in more.items()}}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
             "spec": {"restartPolicy": "Never",
                      "containers": [{"name": "ctr", "image": "ubuntu:24.04", "command": ["sleep", "infinity"],
-                                     "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}
+                                     "resources": {"limits": limits}}]}}
 
 
 def plugin_node(gpus: int) -> dict:
@@ -71,6 +72,16 @@ def test_no_node_offers_the_resource(default_gates, namespace):
                                                   "nvidia.com/gpu.")
     assert _condition(simulated)["message"] == _condition(real)["message"]
     assert _condition(simulated)["reason"] == _condition(real)["reason"] == "Unschedulable"
+
+
+def test_every_short_resource_is_counted(default_gates, namespace):
+    api = default_gates.api()
+    pod = legacy_pod("two-short", namespace, **{"example.com_fpga": "1"})
+    api.create(pod)
+    real = wait_for(lambda: _unschedulable(api, namespace, "two-short"), timeout=60, what="FailedScheduling")
+    message = _condition(real)["message"]
+    assert "Insufficient example.com/fpga, " in message and "Insufficient nvidia.com/gpu." in message
+    assert _condition(_simulated([pod], "two-short", namespace))["message"] == message
 
 
 def test_only_the_plugin_node_takes_the_pod(default_gates, namespace):

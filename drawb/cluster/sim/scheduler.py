@@ -23,7 +23,7 @@ from drawb.alloc import AllocationError
 from drawb.alloc.verdicts import NOT_AVAILABLE, Verdict, node_reason, verdicts
 from drawb.alloc.view import PlanState, rename
 from drawb.api.nodeaffinity import selector_matches
-from drawb.api.resourcefit import ResourceFit
+from drawb.api.resourcefit import ResourceFit, counted_reasons
 
 RESERVED_FOR_MAX = 256  # resourceapi.ResourceClaimReservedForMaxSize
 
@@ -124,7 +124,8 @@ def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Sna
                 unavailable.extend(c for c in missing if c not in unavailable)
             elif fit is not None and verdict.reason.startswith("Insufficient ") and fit.resolvable(verdict.node):
                 no_victims += 1
-            reasons[verdict.reason] = reasons.get(verdict.reason, 0) + 1
+            for reason in counted_reasons(verdict.reason, verdict.node, fit):
+                reasons[reason] = reasons.get(reason, 0) + 1
     except AllocationError as err:
         return Decision(message=f'running "DynamicResources" filter plugin: {err}', error=True)
     post = "still not schedulable" if claims else "no new claims to deallocate"

@@ -70,6 +70,14 @@ def test_the_only_node_with_the_device_plugin_takes_it_until_its_gpus_are_taken(
     assert scheduled(sim, "b")[:2] == ("Running", "hgx-h200-03")
 
 
+def test_every_short_resource_is_counted():
+    sim = cluster({A100: 1})
+    sim.apply([legacy("two", **{"example.com/fpga": 1})])
+    # one reason per short resource, the counted reasons sorted as strings (as FitError sorts them)
+    assert scheduled(sim, "two")[2].startswith("0/4 nodes are available: 3 Insufficient nvidia.com/gpu, "
+                                               "4 Insufficient example.com/fpga.")
+
+
 def test_filters_before_resource_fit_name_the_node_first():
     sim = cluster({A100: 8})
     sim.apply([legacy("pinned", node_selector={"kubernetes.io/hostname": "hgx-h200-03"})])
