@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from drawb.cluster.protocol import KINDS, OTHER_KINDS, ClusterError, NotManagedByDrawb, kind_of
+from drawb.cluster.protocol import KINDS, OTHER_KINDS, ClusterError, NotConnected, NotManagedByDrawb, kind_of
 from drawb.cluster.refusal import Right, require_rights
 from drawb.commands.progress import Progress, progress_bar
 from drawb.commands.registry import arg, command
@@ -181,8 +181,9 @@ def _apply(session: Session, args, cell) -> Applied:
         try:
             objects = cluster.apply(documents, dry_run=args.dry_run, progress=bar)  # every object is dry-run first
         except ClusterError as exc:
-            if exc.index is not None:
-                exc.args = (f"{_document_at(sources, exc.index)} was refused: {exc}",)
+            if exc.index is not None:  # the server refused it, or never answered
+                what = "got no answer" if isinstance(exc, NotConnected) else "was refused"
+                exc.args = (f"{_document_at(sources, exc.index)} {what}: {exc}",)
             raise
     status = f"{'dry run' if args.dry_run else 'applied'}: {len(objects)} object(s), accepted by {answered_by(cluster)}"
     return Applied(status, objects, [str(f) for f in report.warnings])

@@ -425,21 +425,28 @@ class LocalCluster:
                 self._start_again(name, argv, env, cwd, timeout)
 
     def _start_again(self, name: str, argv: list[str], env: dict[str, str], cwd: str, timeout: float) -> None:
-        with open(self.cluster_dir / "logs" / f"{name}.log", "ab") as log_file:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log_file, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-        (self.cluster_dir / "pids" / f"{name}.pid").write_text(f"{proc.pid}\n")
-        if name == "kube-apiserver":
-            deadline = time.monotonic() + timeout
-            while True:
+        """Start a stopped component; the API server again and again until it is ready (a killed one's port may stay
+        taken a moment: its other threads are still exiting)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(self.cluster_dir / "logs" / f"{name}.log", "ab") as log_file:
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True)
+            (self.cluster_dir / "pids" / f"{name}.pid").write_text(f"{proc.pid}\n")
+            if name != "kube-apiserver":
+                return
+            while proc.poll() is None:
                 try:
                     if self.api().text("/readyz").strip() == "ok":
-                        break
+                        return
                 except (ClusterError, OSError, urllib3.exceptions.HTTPError):
                     pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"kube-apiserver did not come back after a restart:\n{self.component_logs(tail=20)}")
+                if time.monotonic() > deadline:
+                    break
                 time.sleep(0.1)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"kube-apiserver did not come back after a restart:\n{self.component_logs(tail=20)}")
+            time.sleep(0.5)
 
     def etcd(self, method: str, path: str, body: dict) -> dict:
         """One call to etcd's v3 JSON gateway (``/v3/kv/range``, ``/v3/kv/compaction``...), over the client

@@ -35,11 +35,6 @@ class Rollback:
     remaining: list[Write] = field(default_factory=list)
     failure: str | None = None  # why ``remaining`` were not undone
 
-    @property
-    def finished(self) -> bool:
-        """Whether nothing of the run is left to undo."""
-        return not self.remaining
-
     def summary(self) -> str:
         """What was undone, in words: ``removed 35 object(s) it created: ResourceClaim in ns: a, b``."""
         done = []
@@ -50,21 +45,27 @@ class Rollback:
         return "; ".join(done) or ("nothing was written" if not self.journal.writes else "nothing of it had landed")
 
     def sentence(self) -> str:
-        """One line for the apply's own error: what was rolled back, and what remains and who removes it."""
+        """One line for the apply's own error: what was rolled back, and what may remain and who removes it."""
+        if self.remaining and not (self.removed or self.restored):
+            return f"could not roll back apply run {self.journal.run} ({self.failure}): {self._may_remain()}"
         text = f"rolled back apply run {self.journal.run}: {self.summary()}"
         return text + (f"; {self.left_behind()}" if self.remaining else "")
 
     def finished_line(self) -> str:
-        """One line for the command that finished the rollback of a run cut short."""
-        text = (f"finished the rollback of apply run {self.journal.run} ({self.journal.process}, cut short before "
-                f"it could roll back): {self.summary()}")
+        """One line for the command that finished (or tried to finish) the rollback of a run cut short."""
+        run = f"apply run {self.journal.run} ({self.journal.process}, cut short before it could roll back)"
+        if self.remaining and not (self.removed or self.restored):
+            return f"could not finish the rollback of {run} ({self.failure}): {self._may_remain()}"
+        text = f"finished the rollback of {run}: {self.summary()}"
         return text + (f"; {self.left_behind()}" if self.remaining else "")
 
     def left_behind(self) -> str:
-        """What remains, and the command that finishes the rollback."""
-        return (f"could not finish ({self.failure}): {len(self.remaining)} object(s) may remain: "
-                f"{named(self.remaining)}; the next {PROG} command against this cluster removes them, "
-                f"or `{PROG} cleanup`")
+        """Why the rollback stopped short, what may remain, and the command that finishes the rollback."""
+        return f"could not finish ({self.failure}): {self._may_remain()}"
+
+    def _may_remain(self) -> str:
+        return (f"{len(self.remaining)} object(s) may remain: {named(self.remaining)}; the next {PROG} command "
+                f"against this cluster removes them, or `{PROG} cleanup`")
 
 
 def named(writes: list[Write]) -> str:
@@ -118,14 +119,15 @@ def roll_back(client: ApiClient, journal: Journal, *, wait_s: float = 0.0, last_
             time.sleep(max(0.0, answered_at + SETTLE_S - time.monotonic()))
             done = _undo(client, journal.run, unsure, bounded)
             if done is not None:
-                (outcome.removed if done == "removed" else outcome.restored).insert(0, unsure)
+                (outcome.removed if done == "removed" else outcome.restored).append(unsure)
     except ClusterError as exc:
         outcome.failure = f"the API server did not answer: {exc}"
     except KeyboardInterrupt:
         outcome.failure = "interrupted"
     outcome.remaining += pending
-    outcome.removed.reverse()  # in the order they were written
-    outcome.restored.reverse()
+    order = {id(write): index for index, write in enumerate(journal.writes)}
+    for writes in (outcome.removed, outcome.restored, outcome.remaining):
+        writes.sort(key=lambda write: order[id(write)])  # in the order they were written
     journal.close(keep=bool(outcome.remaining))
     return outcome
 

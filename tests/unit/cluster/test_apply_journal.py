@@ -83,14 +83,22 @@ def test_the_run_label_is_on_the_object_not_on_the_claims_a_template_makes():
 
 
 def test_a_rollback_names_every_object_by_kind_and_namespace():
-    journal = Journal("r1", "", SERVER, None, [Write("ResourceClaim", "team-a", "a"), Write("Namespace", None, "n")])
-    outcome = Rollback(journal, removed=journal.writes[:1], remaining=journal.writes[1:], failure="the API server did "
-                       "not answer: no answer within the read timeout of 5 s")
+    journal = Journal("r1", "vm/12/34", SERVER, None, [Write("ResourceClaim", "team-a", "a"), Write("Namespace", None, "n")])
+    failure = "the API server did not answer: no answer within the read timeout of 5 s"
     assert named(journal.writes) == "ResourceClaim in team-a: a; Namespace: n"
-    assert outcome.sentence() == (
-        "rolled back apply run r1: removed 1 object(s) it created: ResourceClaim in team-a: a; could not finish (the API "
-        "server did not answer: no answer within the read timeout of 5 s): 1 object(s) may remain: Namespace: n; the "
-        "next {prog} command against this cluster removes them, or `{prog} cleanup`")
+    partly = Rollback(journal, removed=journal.writes[:1], remaining=journal.writes[1:], failure=failure)
+    assert partly.sentence() == (
+        f"rolled back apply run r1: removed 1 object(s) it created: ResourceClaim in team-a: a; could not finish "
+        f"({failure}): 1 object(s) may remain: Namespace: n; the next {{prog}} command against this cluster removes "
+        "them, or `{prog} cleanup`")
+    none = Rollback(journal, remaining=journal.writes, failure=failure)
+    assert none.sentence().startswith(f"could not roll back apply run r1 ({failure}): 2 object(s) may remain: "
+                                      "ResourceClaim in team-a: a; Namespace: n; the next {prog} command")
+    assert none.finished_line().startswith("could not finish the rollback of apply run r1 (pid 12 on vm, cut short "
+                                           f"before it could roll back) ({failure}): 2 object(s) may remain")
+    assert Rollback(journal, removed=journal.writes).finished_line() == (
+        "finished the rollback of apply run r1 (pid 12 on vm, cut short before it could roll back): removed 2 "
+        "object(s) it created: ResourceClaim in team-a: a; Namespace: n")
     assert Rollback(Journal("r2", "", SERVER, None)).sentence() == "rolled back apply run r2: nothing was written"
 
 
