@@ -243,21 +243,26 @@ def taint_command(session: Session, args, cell) -> Report | JsonResult:
         require_rights(session.cluster, f"{session.prog} taint",
                        [Right(v, "devicetaintrules", "resource.k8s.io", None) for v in ("get", "create", "patch")])
         written = session.cluster.apply(rules, dry_run=not args.apply)
-    report = _report(session, radius, rules, written, args, objects)
+    report = _report(radius, rules, written, args, objects, served)
     return JsonResult(report.to_dict(), 0) if args.json else report
 
 
-def _gate_note(objects: Objects) -> str:
+def _gate_note(objects: Objects, served: str | None) -> str:
     from drawb.plan.target import SchedulerTarget, gate_on
 
-    gate = versions.rules(objects.kubernetes_version).kind_gate("DeviceTaintRule")
+    rules = versions.rules(objects.kubernetes_version)
+    gate, read = rules.kind_gate("DeviceTaintRule"), rules.kind_versions("DeviceTaintRule")[0]
     if gate_on(SchedulerTarget(objects.kubernetes_version, objects.feature_gates), gate):
-        return ""
+        if served is None or served == read:
+            return ""
+        return (f" kube-scheduler {rules.minor} reads DeviceTaintRules through resource.k8s.io/{read}, which the cluster "
+                f"does not serve: with {gate} on it never syncs and schedules no pod (add resource.k8s.io/{read}=true "
+                "to kube-apiserver's --runtime-config).")
     return (f" {gate} is off: kube-scheduler and kube-controller-manager ignore DeviceTaintRules, so the rules would "
             "be stored and do nothing.")
 
 
-def _report(session: Session, radius, rules: list[dict], written: list[dict] | None, args, objects: Objects) -> Report:
+def _report(radius, rules: list[dict], written: list[dict] | None, args, objects: Objects, served: str | None) -> Report:
     import pandas as pd
 
     from drawb.plan.report import Report
@@ -275,7 +280,7 @@ def _report(session: Session, radius, rules: list[dict], written: list[dict] | N
     sentence = (f"{taint_text(radius.taint)} on {len(radius.devices)} device(s): {len(radius.claims)} claim(s) on them, "
                 f"{len(radius.evicted)} pod(s) evicted, {len(radius.losing_fit)} pending pod(s) lose their only fit"
                 + ("" if effect == "NoExecute" else f" ({effect} evicts nothing)")
-                + f"; {len(rules)} DeviceTaintRule(s), {state}." + _gate_note(objects))
+                + f"; {len(rules)} DeviceTaintRule(s), {state}." + _gate_note(objects, served))
     data = {"devices": radius.devices, "claims": radius.claims, "evicted_pods": sorted(radius.evicted),
             "pending_pods_losing_fit": radius.losing_fit,
             "evictions": [{"pod": p, "after_seconds": s} for p, s in radius.evicted.items()],

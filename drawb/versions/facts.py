@@ -15,8 +15,9 @@ SERVED: tuple[str, ...] = ("v1",)
 AVAILABLE: tuple[str, ...] = ("v1", "v1beta2", "v1beta1", "v1alpha3")
 
 # DRA kinds beyond v1's first five: the resource.k8s.io versions that have each, from the minor they hold
-# (pkg/registry/resource/rest/storage_resource.go), the one drawb writes first. A default API server serves
-# only those in SERVED; --runtime-config turns on the others.
+# (pkg/registry/resource/rest/storage_resource.go), the one drawb writes first: for DeviceTaintRule the one
+# kube-scheduler and kube-controller-manager read (pkg/scheduler/scheduler.go's TaintInformer). A default
+# API server serves only those in SERVED; --runtime-config turns on the others.
 KIND_VERSIONS: dict[str, tuple[tuple[int, tuple[str, ...]], ...]] = {
     "DeviceTaintRule": ((34, ("v1alpha3",)), (36, ("v1beta2", "v1alpha3")), (37, ("v1", "v1beta2", "v1alpha3"))),
     "ResourcePoolStatusRequest": ((36, ("v1alpha3",)),),

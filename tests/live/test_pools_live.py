@@ -32,7 +32,11 @@ def cluster(start_control_plane):
     assert RULES.kind_versions("ResourcePoolStatusRequest"), f"Kubernetes {RULES.minor} has no pool status API: run at 1.36+"
     gates = {"DRAResourcePoolStatus": True, RULES.kind_gate("DeviceTaintRule"): True}
     gates = {g: v for g, v in gates.items() if not RULES.gates[g].locked}
-    cp = start_control_plane(gates, runtime_config="resource.k8s.io/v1alpha3=true")
+    # kube-scheduler and kube-controller-manager read DeviceTaintRules through the version drawb prefers
+    # (1.36: v1beta2); while it is not served they never sync
+    rules_version = RULES.kind_versions("DeviceTaintRule")[0]
+    extra = "" if rules_version in ("v1", "v1alpha3") else f",resource.k8s.io/{rules_version}=true"
+    cp = start_control_plane(gates, runtime_config="resource.k8s.io/v1alpha3=true" + extra)
     yield cp
     cp.cluster.down()
 
