@@ -8,6 +8,7 @@ fix: an attribute or domain name the devices do have, or the largest count one n
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -45,9 +46,9 @@ def _closest(word: str, choices: set[str] | list[str]) -> str | None:
     return close[0] if close else None
 
 
-def reference_issues(expression: str, frame: pd.DataFrame) -> list[str]:
-    """Attribute and capacity names in ``expression`` that no device has, each with the closest one that exists."""
-    known = _names(frame)
+def reference_issues(expression: str, known: dict[str, dict[str, set[str]]]) -> list[str]:
+    """Attribute and capacity names in ``expression`` that no device has (``known``: the frame's ``_names``), each
+    with the closest one that exists."""
     found = []
     for m in _REFERENCE.finditer(expression):
         what, domain = m.group(1), m.group("domain")
@@ -105,6 +106,20 @@ def device_fit_issues(
     from drawb.cel import CELCompileError, select
     from drawb.cel.frames import class_selector_expressions
 
+    known = _names(frame)
+    references = functools.cache(lambda expression: reference_issues(expression, known))
+
+    def selected(class_name: str, expressions: tuple[str, ...]):
+        """The devices the class and the selectors match; None when a selector does not compile."""
+        try:
+            return select(frame, list(expressions), kubernetes_version=kubernetes_version,
+                          class_selectors=class_selector_expressions(classes[class_name]))
+        except CELCompileError:
+            return None  # the cross-reference checks report it
+
+    # a file of thousands of claims repeats a few selectors: each is matched once
+    matches = functools.cache(selected)
+    busiest = functools.cache(lambda class_name, expressions: _busiest_node(matches(class_name, expressions)))
     issues: list[Issue] = []
     for done, doc in enumerate(documents, 1):
         if progress:
@@ -117,22 +132,27 @@ def device_fit_issues(
             spec = spec.get(key) if isinstance(spec, Mapping) else None
         for where, name, req in _requests(spec, ".".join(path)):
             expressions = _expressions(req.get("selectors"))
-            device_class = classes.get(req.get("deviceClassName"))
-            if device_class is None:
+            class_name = req.get("deviceClassName")
+            if not isinstance(class_name, str) or class_name not in classes:
                 continue  # the cross-reference checks name a missing class
             for i, expression in enumerate(expressions):
-                for problem in reference_issues(expression, frame):
+                for problem in references(expression):
                     issues.append(Issue("warning", label(doc), f"{where}.selectors[{i}].cel.expression", problem))
-            try:
-                result = select(frame, expressions, kubernetes_version=kubernetes_version,
-                                class_selectors=class_selector_expressions(device_class))
-            except CELCompileError:
-                continue  # the cross-reference checks report it
-            issues += _fit(doc, where, name, req, result, req.get("deviceClassName"))
+            result = matches(class_name, tuple(expressions))
+            if result is not None:
+                issues += _fit(doc, where, name, req, result, class_name,
+                               lambda: busiest(class_name, tuple(expressions)))
     return issues
 
 
-def _fit(doc: dict, where: str, name: str, req: Mapping[str, Any], result: Any, class_name: str) -> list[Issue]:
+def _busiest_node(result: Any) -> tuple[int, str]:
+    """How many matching devices the node with the most has, and its name."""
+    per_node = result.matches["node"].fillna("(devices of no single node)").value_counts()
+    return int(per_node.iloc[0]), str(per_node.index[0])
+
+
+def _fit(doc: dict, where: str, name: str, req: Mapping[str, Any], result: Any, class_name: str,
+         busiest: Callable[[], tuple[int, str]]) -> list[Issue]:
     doc_label = label(doc)
     if result.match_count == 0:
         if result.error_count and result.error_count == result.total:
@@ -146,9 +166,9 @@ def _fit(doc: dict, where: str, name: str, req: Mapping[str, Any], result: Any, 
     count = req.get("count", 1)
     if req.get("allocationMode", "ExactCount") != "ExactCount" or not isinstance(count, int) or count <= 1:
         return []
-    per_node = result.matches["node"].fillna("(devices of no single node)").value_counts()
-    if per_node.iloc[0] >= count:
+    most, node = busiest()
+    if most >= count:
         return []
     return [Issue("warning", doc_label, f"{where}.count", f"request {name!r} asks for {count} devices but no node "
-                  f"has that many that match: at most {per_node.iloc[0]} on {per_node.index[0]}; a pod using it "
-                  f"would stay Pending (count {per_node.iloc[0]} fits)")]
+                  f"has that many that match: at most {most} on {node}; a pod using it "
+                  f"would stay Pending (count {most} fits)")]

@@ -16,6 +16,29 @@ from drawb.apirules import Issue
 from drawb.render.errors import RenderError
 
 SUFFIXES = (".yaml", ".yml", ".json")
+_STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_LIBYAML = hasattr(yaml, "CSafeLoader")
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (libyaml's parser where installed) that builds plain strings, mappings and lists
+    itself, a few times faster than PyYAML's constructor; every other node (numbers, booleans, nulls,
+    timestamps, merge keys, unhashable keys) goes to that constructor, so the documents are the same."""
+
+    def construct_document(self, node: yaml.Node) -> object:
+        data = self._plain(node)
+        self.constructed_objects, self.recursive_objects, self.deep_construct = {}, {}, False
+        return data
+
+    def _plain(self, node: yaml.Node) -> object:
+        tag = node.tag
+        if tag == _STR and isinstance(node, yaml.ScalarNode):
+            return node.value
+        if tag == _MAP and isinstance(node, yaml.MappingNode) and all(k.tag == _STR for k, _ in node.value):
+            return {k.value: self._plain(v) for k, v in node.value}
+        if tag == _SEQ and isinstance(node, yaml.SequenceNode):
+            return [self._plain(v) for v in node.value]
+        return self.construct_object(node, deep=True)
 Progress = Callable[[str, int, int], None]  # (step, done, total): told as a long read goes on
 
 
@@ -54,12 +77,17 @@ def parse_text(name: str, text: str, progress: Progress | None = None) -> Source
     total = text.count("\n---") + 1
     raw = []
     try:
-        for doc in yaml.safe_load_all(text):
+        for doc in yaml.load_all(text, Loader=_Loader):
             if doc is not None:
                 raw.append(doc)
             if progress:
                 progress(f"reading {name}", min(len(raw), total), total)
     except yaml.YAMLError as exc:
+        if _LIBYAML:  # PyYAML's own parser words the same error more clearly
+            try:
+                list(yaml.load_all(text, Loader=yaml.SafeLoader))
+            except yaml.YAMLError as clearer:
+                exc = clearer
         mark = getattr(exc, "problem_mark", None)
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

@@ -334,3 +334,16 @@ def test_a_document_without_api_version_is_refused_as_the_server_refuses_it():
         SimCluster(workloads=False).apply([pod], dry_run=True)
     assert refused.value.status == 400
 
+
+def test_documents_that_differ_only_in_name_get_the_same_schema_findings():
+    bad = copy.deepcopy(CLAIM_TEMPLATE)
+    bad["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = "two"
+    first, second = copy.deepcopy(bad), copy.deepcopy(bad)
+    second["metadata"]["name"] = "other"
+    found = [[(i.document, i.path, i.message) for i in validate_documents([d]) if i.level == "error"] for d in (first, second)]
+    assert found[0] == [("ResourceClaimTemplate/two", "spec.spec.devices.requests[0].exactly.count",
+                         "'two' is not of type 'integer', 'null'")]
+    assert found[1] == [("ResourceClaimTemplate/other", *found[0][0][1:])]
+    nameless = copy.deepcopy(first)
+    nameless["metadata"]["name"] = 7  # a name that is not a string is part of what the schema judges
+    assert ("metadata.name", "7 is not of type 'string', 'null'") in [(i.path, i.message) for i in validate_documents([nameless])]
