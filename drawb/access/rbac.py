@@ -5,8 +5,8 @@ Two roles, bound to one subject (a user, a group or a ServiceAccount):
 * ``drawb-reader`` (ClusterRole, ClusterRoleBinding): read what is cluster-wide by nature (slices,
   classes, nodes, priority classes, the API server's feature-gate metric) and claims in every
   namespace (which devices are taken is cluster-wide knowledge).
-* ``drawb-user`` (Role, RoleBinding in one namespace): read pods, logs and events there, and create
-  and delete claim templates, claims and pods there (drawb itself refuses to change or delete
+* ``drawb-user`` (Role, RoleBinding in one namespace): read pods, logs, events and workloads there, and
+  create and delete claim templates, claims and pods there (drawb itself refuses to change or delete
   objects without its ``app.kubernetes.io/managed-by: drawb`` label; RBAC cannot express "its own").
 
 The same rules answer "which role of the manifest grants this" when the API server refuses a request.
@@ -73,6 +73,9 @@ NAMESPACE_RULES: tuple[Rule, ...] = (
     Rule("", ("pods",), READ + WRITE, "check pods and doctor --live probe pods: create, watch, delete"),
     Rule("", ("pods/log",), ("get",), "the check pod's nvidia-smi output, logs"),
     Rule("", ("events",), READ, "check's stages (scheduling, image pull), events"),
+    Rule("apps", ("deployments", "statefulsets", "daemonsets"), ("list",),
+         "migrate --cluster reads the namespace's workloads that ask for nvidia.com/gpu (it never changes them)"),
+    Rule("batch", ("jobs", "cronjobs"), ("list",), "migrate --cluster, as above"),
 )
 
 

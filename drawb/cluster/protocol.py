@@ -233,8 +233,9 @@ class Watch(Protocol):
 class WatchableCluster(Cluster, Protocol):
     """A cluster that keeps live stores: after ``watch(kind)``, ``list(kind)`` reads the store."""
 
-    def watch(self, kind: str) -> Watch:
-        """Start (or join) the live store of ``kind``."""
+    def watch(self, kind: str, namespace: str | None = None) -> Watch:
+        """Start (or join) the live store of ``kind`` in ``namespace`` (None: every namespace; ignored for a
+        cluster-scoped kind)."""
 
     def close(self) -> None:
         """Stop every watch."""

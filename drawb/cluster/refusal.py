@@ -62,22 +62,47 @@ def require_rights(cluster: object, command: str, rights: list[Right]) -> None:
     user, missing = ask(rights)
     if not missing:
         return
-    by_namespace: dict[str | None, list[str]] = {}
-    for right in missing:
-        by_namespace.setdefault(right.namespace, []).append(right.shown())
-    places = "; ".join(", ".join(shown) + (f' in namespace "{ns}"' if ns else " at the cluster scope")
-                       for ns, shown in by_namespace.items())
+    places = "; ".join(", ".join(r.shown() for r in rights) + (f' in namespace "{ns}"' if ns else " at the cluster scope")
+                       for ns, rights in _by_namespace(missing).items())
     whom = f' user "{user}"' if user else " this user"
-    granted = all(rbac.granted_by(r.verb, r.resource, r.group, r.namespace is not None) for r in missing)
+    beyond = [r for r in missing if not rbac.granted_by(r.verb, r.resource, r.group, r.namespace is not None)]
     namespace = next((r.namespace for r in missing if r.namespace), None)
-    if granted:
-        subject = _subject_flag(user) if user else "--user USER"
-        hint = (f"ask a cluster admin to apply drawb's RBAC manifest: {PROG} rbac -n {namespace or 'NAMESPACE'} "
-                f"{subject} | kubectl apply -f -")
+    subject = _subject_flag(user) if user else "--user USER"
+    apply = f"{PROG} rbac -n {namespace or 'NAMESPACE'} {subject} | kubectl apply -f -"
+    if not beyond:
+        hint = f"ask a cluster admin to apply drawb's RBAC manifest: {apply}"
     else:
-        hint = "drawb's RBAC manifest does not grant all of them; ask a cluster admin for these rights"
+        extra = "; ".join(f"{_rules(rights)} to " + (f'a Role in namespace "{ns}"' if ns else "a ClusterRole")
+                          for ns, rights in _by_namespace(beyond).items())
+        hint = (f"drawb's RBAC manifest does not grant {'them' if len(beyond) == len(missing) else 'all of them'}: "
+                f"ask a cluster admin to add {extra}, bound to{whom}"
+                + (f", and to apply drawb's manifest for the rest: {apply}" if len(beyond) < len(missing) else ""))
     raise RightsMissing(f"{command} needs rights RBAC does not give{whom}: {places}; nothing was written",
                         missing=missing, user=user, hint=hint)
+
+
+def _by_namespace(rights: list[Right]) -> dict[str | None, list[Right]]:
+    out: dict[str | None, list[Right]] = {}
+    for right in rights:
+        out.setdefault(right.namespace, []).append(right)
+    return out
+
+
+def _rules(rights: list[Right]) -> str:
+    """The RBAC rules that grant ``rights``, one per API group and resource, in the flow style of a Role's YAML."""
+    verbs: dict[tuple[str, str], list[str]] = {}
+    for right in rights:
+        verbs.setdefault((right.group, right.resource), []).append(right.verb)
+    rules = [rule_text(group, resource, tuple(v)) for (group, resource), v in verbs.items()]
+    return ("the rule " if len(rules) == 1 else "the rules ") + ", ".join(rules)
+
+
+def rule_text(group: str | None, resource: str, verbs: tuple[str, ...]) -> str:
+    """One RBAC rule as a Role's YAML writes it in flow style; ``group`` None: ``resource`` is a URL path."""
+    listed = ", ".join(f'"{v}"' for v in verbs)
+    if group is None:
+        return f'{{nonResourceURLs: ["{resource}"], verbs: [{listed}]}}'
+    return f'{{apiGroups: ["{group}"], resources: ["{resource}"], verbs: [{listed}]}}'
 
 
 def _subject_flag(user: str) -> str:
@@ -111,9 +136,11 @@ def rbac_refusal(server_message: str) -> RbacRefused | None:
     elif namespace is None and rbac.namespace_only(verb, resource, group):
         message = (f"{refused}; drawb's RBAC manifest grants it only inside one namespace "
                    f"(the {rbac.USER} Role)")
-        hint = "name the namespace: -n NAMESPACE"
+        hint = (f"name the namespace: -n NAMESPACE; for every namespace, a cluster admin would add the rule "
+                f"{rule_text(group, resource, (verb,))} to a ClusterRole bound to you")
     else:
         message = f"{refused}; drawb's RBAC manifest does not grant it"
-        hint = "drawb's manifest is read-only outside one namespace; ask a cluster admin if you need this"
+        where = f'a Role in namespace "{namespace}"' if namespace else "a ClusterRole"
+        hint = f"ask a cluster admin to add the rule {rule_text(group, resource, (verb,))} to {where} bound to you"
     return RbacRefused(message, verb=verb, resource=resource, group=group, namespace=namespace, user=user,
                        hint=hint, server_message=server_message)

@@ -59,20 +59,31 @@ class _Finder:
         return None
 
     def __call__(self, kind: str, name: str, namespace: str) -> dict | None:
+        """The object in ``namespace``; None, or OtherNamespace when it is in another one."""
+        found = self.here(kind, name, namespace)
+        if found is None:
+            self.raise_if_elsewhere(kind, name, namespace)
+        return found
+
+    def here(self, kind: str, name: str, namespace: str) -> dict | None:
+        """The object in ``namespace`` (one GET at most), or None."""
+        found = self._from_documents(kind, name, namespace)
+        return found if found is not None else self.cluster.get(kind, name, namespace)
+
+    def raise_if_elsewhere(self, kind: str, name: str, namespace: str) -> None:
+        """OtherNamespace when an object ``name`` of ``kind`` is in other namespaces: every namespace is listed for
+        this error alone, where RBAC allows it (else the object is just not found here)."""
+        from drawb.cluster.refusal import RbacRefused
         from drawb.plan.workload import OtherNamespace
 
-        found = self._from_documents(kind, name, namespace)
-        if found is not None:
-            return found
-        found = self.cluster.get(kind, name, namespace)
-        if found is not None:
-            return found
-        elsewhere = sorted({(o["metadata"].get("namespace") or "") for o in self.cluster.list(kind)
-                            if o["metadata"].get("name") == name})
+        try:
+            listed = self.cluster.list(kind)
+        except RbacRefused:
+            return
+        elsewhere = sorted({(o["metadata"].get("namespace") or "") for o in listed if o["metadata"].get("name") == name})
         if elsewhere:
             raise OtherNamespace(f"{kind} '{name}' is not in namespace '{namespace}'; it is in {', '.join(elsewhere)}",
                                  hint=f"use -n {elsewhere[0]}")
-        return None
 
 
 def workload_for(session: Session, target: str | None, file: str | None, namespace: str | None,
@@ -103,9 +114,12 @@ def workload_for(session: Session, target: str | None, file: str | None, namespa
     kind, name = _split(target)
     if kind is not None:
         return resolve(kind, name, namespace, finder, extended)
-    for kind in ("Pod", "ResourceClaim", "ResourceClaimTemplate"):
-        if finder(kind, name, namespace) is not None:
+    kinds = ("Pod", "ResourceClaim", "ResourceClaimTemplate")
+    for kind in kinds:
+        if finder.here(kind, name, namespace) is not None:
             return resolve(kind, name, namespace, finder, extended)
+    for kind in kinds:
+        finder.raise_if_elsewhere(kind, name, namespace)
     raise ObjectNotFound(f"no pod, ResourceClaim or ResourceClaimTemplate '{name}' in namespace '{namespace}'",
                          hint=f"`{PROG} pods` and `{PROG} claims` list them")
 
@@ -139,11 +153,28 @@ def preview_workload(session: Session, workload: Workload) -> Report:
 
     with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
         state, where, simulated = plan_state(session)
-        fit = None
+        fit, note = None, None
         if extended_requests(workload.pod):  # the pods bound to each node take their share
-            fit = resource_fit(workload.pod, session.cluster.list("Pod"), state.classes,
-                               state.feature_gates.get("DRAExtendedResource", False))
-        return preview_report(preview(workload, state, fit), where, simulated)
+            pods, note = _bound_pods(session, workload.namespace)
+            fit = resource_fit(workload.pod, pods, state.classes, state.feature_gates.get("DRAExtendedResource", False))
+        report = preview_report(preview(workload, state, fit), where, simulated)
+    if note:
+        report.sentence += f" ({note})"
+    return report
+
+
+def _bound_pods(session: Session, namespace: str) -> tuple[list[dict], str | None]:
+    """The pods of every namespace (their extended resources take each node's share); where RBAC refuses that,
+    those of ``namespace``, and a note that the nodes' use by other namespaces' pods is not counted."""
+    from drawb.cluster.refusal import RbacRefused
+
+    try:
+        return session.cluster.list("Pod"), None
+    except RbacRefused as exc:
+        return session.cluster.list("Pod", namespace), (
+            f"pods of namespace {namespace} only were read ({exc.verb} on pods at the cluster scope was refused): "
+            "extended resources that pods of other namespaces use on each node are not counted, so a node may have "
+            "less room than shown")
 
 
 @command("preview", "Where a pod, claim or template fits now: per node, the devices drawb's allocator would give "

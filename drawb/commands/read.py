@@ -24,15 +24,17 @@ _WATCH = arg("--watch", action="store_true",
 _FOR = arg("--for", dest="watch_for", type=float, metavar="SECONDS", help="with --watch: stop after this many seconds")
 
 
-def _watched(session: Session, args, name: str, kinds: tuple[str, ...], key: tuple[str, ...], make_frame):
-    """``make_frame()``, or with ``--watch`` a WatchedTable the front end keeps showing."""
+def _watched(session: Session, args, name: str, kinds: tuple[str, ...], key: tuple[str, ...], make_frame,
+             namespace: str | None = None):
+    """``make_frame()``, or with ``--watch`` a WatchedTable the front end keeps showing (watching ``namespace``
+    only, when given)."""
     if args.watch_for is not None and not args.watch:
         raise UsageError("--for needs --watch", hint=f"e.g. `{session.prog} {name} --watch --for 60`")
     if not args.watch:
         return make_frame()
     from drawb.commands.watching import WatchedTable
 
-    return WatchedTable(name, session.cluster, kinds, make_frame, key, args.watch_for)
+    return WatchedTable(name, session.cluster, kinds, make_frame, key, args.watch_for, namespace)
 
 
 def list_visible(session: Session, kind: str, namespace: str | None) -> tuple[list[dict], str | None]:
@@ -203,7 +205,7 @@ def claims(session: Session, args, cell) -> pd.DataFrame | ObjectsYaml:
         frame = claim_frame(_objects(session, "ResourceClaim", args, namespace))
         return with_warning(frame, args.visible_warning) if args.visible_warning else frame
 
-    return _watched(session, args, "claims", ("ResourceClaim",), ("namespace", "name"), make_frame)
+    return _watched(session, args, "claims", ("ResourceClaim",), ("namespace", "name"), make_frame, namespace)
 
 
 @command("pods", "Pods that use ResourceClaims, with their claims resolved (--all: every pod, with its nvidia.com/gpu).",
@@ -229,7 +231,7 @@ def pods(session: Session, args, cell) -> pd.DataFrame | ObjectsYaml:
         frame = every_pod_frame(pods) if args.every_pod else pod_frame(pods).reset_index(drop=True)
         return with_warning(frame, args.visible_warning) if args.visible_warning else frame
 
-    return _watched(session, args, "pods", ("Pod",), ("namespace", "pod"), make_frame)
+    return _watched(session, args, "pods", ("Pod",), ("namespace", "pod"), make_frame, namespace)
 
 
 @command("nodes", "Nodes: DRA devices published for each, beside its extended-resource allocatable (nvidia.com/gpu).",

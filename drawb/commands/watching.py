@@ -33,6 +33,7 @@ class WatchedTable:
     make_frame: Callable[[], pd.DataFrame]
     key: tuple[str, ...]  # the columns naming a row, for the change lines
     seconds: float | None = None  # stop after this long; None: until interrupted
+    namespace: str | None = None  # the namespace the table shows (None: every namespace): only it is watched
 
     def frames(self) -> Iterator[pd.DataFrame]:
         """The table now, then again each time it differs, until ``seconds`` have passed.
@@ -44,7 +45,7 @@ class WatchedTable:
         def on_change(event_type: str, obj: dict) -> None:
             changed.set()
 
-        watches = [self.cluster.watch(kind) for kind in self.kinds]
+        watches = [self.cluster.watch(kind, self.namespace) for kind in self.kinds]
         for watch in watches:
             watch.subscribe(on_change)
         try:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from drawb.commands.registry import JsonResult, arg, command
 from drawb.errors import UsageError
+from drawb.plan.errors import ObjectNotFound
 from drawb.session import Session
 
 _KINDS = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "resourceclaim": "ResourceClaim",
@@ -39,8 +40,28 @@ def why(session: Session, args, cell):
         state = read_state(session, namespace)
         if kind is None:
             kind = "Pod" if state.pod(namespace, name) is not None or state.claim(namespace, name) is None else "ResourceClaim"
-        explanation = explain(state, kind, namespace, name)
+        try:
+            explanation = explain(state, kind, namespace, name)
+        except ObjectNotFound:
+            if kind == "Pod":
+                _pod_elsewhere(session, state, namespace, name)
+            raise
     return JsonResult(explanation.to_dict()) if args.json else explanation
+
+
+def _pod_elsewhere(session: Session, state, namespace: str, name: str) -> None:
+    """InOtherNamespace when a pod ``name`` is in another namespace: pods of every namespace are read for this
+    error alone, where RBAC allows it (else the pod is just not found)."""
+    from dataclasses import replace
+
+    from drawb.cluster.refusal import RbacRefused
+    from drawb.explain.pod import find
+
+    try:
+        pods = session.cluster.list("Pod")
+    except RbacRefused:
+        return
+    find(replace(state, pods=pods, pods_namespace=None), "Pod", namespace, name)
 
 
 def _parse_target(target: str) -> tuple[str | None, str]:
@@ -83,17 +104,19 @@ def _from_file(path: str) -> tuple[str, str, str | None]:
 
 
 def read_state(session: Session, namespace: str | None = None):
-    """The objects and the scheduler's version and gates, read from the connected cluster (the events
-    of ``namespace`` only, when given: an explanation reads those of the one pod it explains)."""
+    """The objects and the scheduler's version and gates, read from the connected cluster: pods, claim
+    templates and events of ``namespace`` (where the object explained and the pods using its claims are;
+    None: of every namespace), claims of every namespace (which devices are taken), slices, classes, nodes."""
     from drawb.explain import ClusterState
     from drawb.plan.target import scheduler_target
 
     cluster = session.cluster
     target = scheduler_target(cluster, session.rules_version)
     return ClusterState(
-        pods=cluster.list("Pod"), claims=cluster.list("ResourceClaim"), slices=cluster.list("ResourceSlice"),
+        pods=cluster.list("Pod", namespace), claims=cluster.list("ResourceClaim"), slices=cluster.list("ResourceSlice"),
         classes=cluster.list("DeviceClass"), nodes=cluster.list("Node"),
-        templates=cluster.list("ResourceClaimTemplate"), events=cluster.list("Event", namespace),
+        templates=cluster.list("ResourceClaimTemplate", namespace), events=cluster.list("Event", namespace),
+        pods_namespace=namespace,
         kubernetes_version=target.kubernetes_version, feature_gates=target.feature_gates,
         simulated=cluster.description.startswith("simulated"),
     )

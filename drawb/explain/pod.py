@@ -547,17 +547,24 @@ def _preemption_note(state: ClusterState, pod: Mapping[str, Any], funnel: Funnel
     priority = (pod.get("spec") or {}).get("priority") or 0
     holders = {h for n in local for dev in funnel.blocked_by(n, stage) for holder in state.holders.get(dev, [])
                for h in holder.pods}
-    lower = []
+    lower, unread = [], []
     for ref in sorted(holders):
         namespace, _, name = ref.partition("/")
         other = state.pod(namespace, name)
         if other is not None and ((other.get("spec") or {}).get("priority") or 0) < priority:
             lower.append(f"{ref} (priority {(other.get('spec') or {}).get('priority') or 0})")
-    if not lower:
-        return []
-    return [f"the pod has priority {priority}, higher than pod(s) {', '.join(lower)} holding the devices, but the "
-            "scheduler does not preempt pods for DRA devices (DynamicResources rejects a node as unresolvable: "
-            "'Preemption is not helpful for scheduling'); free the devices yourself"]
+        elif not state.pod_read(namespace):
+            unread.append(ref)
+    never = ("the scheduler does not preempt pods for DRA devices (DynamicResources rejects a node as unresolvable: "
+             "'Preemption is not helpful for scheduling'); free the devices yourself")
+    if lower:
+        return [f"the pod has priority {priority}, higher than pod(s) {', '.join(lower)} holding the devices, but "
+                + never]
+    if unread and priority:
+        return [f"the pod has priority {priority}; the priorities of pod(s) {', '.join(unread)} holding the devices "
+                f"were not read (pods are read in namespace {state.pods_namespace} only), but whatever they are, "
+                + never]
+    return []
 
 
 # --- allocated claims: why these devices ------------------------------------------------------------

@@ -101,6 +101,11 @@ class ClusterState:
     kubernetes_version: str = versions.DEFAULT
     feature_gates: dict[str, bool] | None = None
     simulated: bool = False
+    pods_namespace: str | None = None  # pods and templates are those of this namespace (None: of every namespace)
+
+    def pod_read(self, namespace: str) -> bool:
+        """Whether the pods of ``namespace`` were read."""
+        return self.pods_namespace is None or self.pods_namespace == namespace
 
     def pod(self, namespace: str, name: str) -> dict | None:
         return self._pods.get((namespace, name))

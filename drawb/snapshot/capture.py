@@ -29,7 +29,10 @@ def probe_gates(cluster: Cluster, rules: Rules, namespace: str) -> tuple[dict[st
 
 
 def capture(cluster: Cluster, *, namespace: str = "default") -> Snapshot:
-    """The DRA state of ``cluster`` now (probes that need a namespace send their dry runs to ``namespace``)."""
+    """The DRA state of ``cluster`` now (probes that need a namespace send their dry runs to ``namespace``).
+    Pods and claim templates RBAC lets drawb read in ``namespace`` alone are those of ``namespace``, said in a note."""
+    from drawb.cluster.refusal import RbacRefused
+
     version = cluster.server_version()
     notes: list[str] = []
     listed = {}
@@ -37,6 +40,12 @@ def capture(cluster: Cluster, *, namespace: str = "default") -> Snapshot:
         try:
             listed[kind] = cluster.list(kind)
         except ClusterError as exc:
+            if isinstance(exc, RbacRefused) and kind in ("Pod", "ResourceClaimTemplate"):
+                listed[kind] = cluster.list(kind, namespace)
+                notes.append(f"{kind}s are those of namespace {namespace} only ({exc.verb} at the cluster scope was "
+                             "refused): a replay shows none of another namespace; claims of every namespace are in, "
+                             "so which devices are taken is complete")
+                continue
             if kind not in ("Namespace", "ResourceClaimTemplate"):
                 raise
             listed[kind] = []

@@ -103,6 +103,10 @@ def test_cleanup_removes_a_killed_checks_objects_and_leaves_a_running_check(cont
         held = [c["metadata"]["name"] for c in api.request("GET", path_for("ResourceClaim", "", namespace))["items"]
                 if (c.get("status") or {}).get("allocation")]
         assert held == []  # no device held
+        labelled = [(kind, o["metadata"]["name"]) for kind in KINDS
+                    for o in api.request("GET", path_for(kind, None, namespace))["items"]
+                    if (o["metadata"].get("labels") or {}).get(MANAGED_BY_LABEL) == "drawb"]
+        assert labelled == []  # nothing drawb labelled, whichever run made it
     finally:
         for proc in (running.proc, killed.proc, *(check.proc for check in passing)):
             proc.kill()

@@ -63,19 +63,22 @@ class KubeCluster:
             host = redact(self.client.configuration.host)
             self.description = f"cluster at {host}" + (f" (context {context})" if context else "")
         self.client.timeouts = timeouts or Timeouts()
-        self._informers: dict[str, Informer] = {}
+        self._informers: dict[tuple[str, str | None], Informer] = {}
 
     def missing_rights(self, rights: list[Right]) -> tuple[str, list[Right]]:
         """Who this connection authenticates as, and which of ``rights`` RBAC does not give it."""
         return missing_rights(self.client, rights)
 
-    def watch(self, kind: str) -> Informer:
-        """Keep a live store of every ``kind`` object; later ``list`` calls read from it."""
-        informer = self._informers.get(kind)
+    def watch(self, kind: str, namespace: str | None = None) -> Informer:
+        """Keep a live store of the ``kind`` objects of ``namespace`` (None: every namespace); later ``list``
+        calls of them read from it."""
+        namespace = namespace if kind_of(kind).namespaced else None
+        informer = self._informers.get((kind, namespace))
         if informer is None:
             # One small list first: a refused one (RBAC) fails here with its reason, not by a timeout.
-            request(self.client, "GET", kind_of(kind).path(), query={"limit": 1})
-            informer = self._informers[kind] = Informer(self.client, kind_of(kind), **self._watch_options)
+            request(self.client, "GET", kind_of(kind).path(namespace), query={"limit": 1})
+            informer = self._informers[(kind, namespace)] = Informer(self.client, kind_of(kind), namespace,
+                                                                     **self._watch_options)
         informer.start()
         return informer
 
@@ -89,10 +92,12 @@ class KubeCluster:
         return kind_of(kind).path(namespace, name)
 
     def list(self, kind: str, namespace: str | None = None, *, api_version: str | None = None) -> list[dict]:
-        """All objects of ``kind``: from the live store when watched, else listed page by page (through
-        ``api_version`` of the kind's group when given)."""
+        """All objects of ``kind`` (in ``namespace``, or everywhere): from a live store that holds them when one
+        is watched, else listed page by page (through ``api_version`` of the kind's group when given)."""
         known = kind_of(kind)
-        informer = self._informers.get(kind)
+        informer = self._informers.get((kind, None))
+        if informer is None or not informer.synced.is_set():
+            informer = self._informers.get((kind, namespace)) if namespace is not None else None
         if informer is not None and informer.synced.is_set() and api_version in (None, known.api_version):
             items = informer.items()
             return [o for o in items if namespace is None or o["metadata"].get("namespace") == namespace]

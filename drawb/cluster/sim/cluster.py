@@ -87,7 +87,7 @@ class SimCluster:
         self._by_kind: dict[str, dict[tuple[str, str], dict]] = {}  # kind -> (namespace or "", name) -> object
         self._order: dict[str, list[tuple[str, str]]] = {}  # kind -> its keys sorted, until one is added or removed
         self._versions = itertools.count(1)
-        self._watches: dict[str, SimWatch] = {}
+        self._watches: dict[tuple[str, str | None], SimWatch] = {}
         self.writes = 0  # objects stored or removed so far: a kept cluster is written back when it changed
         self.kubernetes_version = rules.minor
         self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), self.kubernetes_version,
@@ -173,16 +173,20 @@ class SimCluster:
         self.lifecycle.catch_up()
 
     def _notify(self, kind: str, event_type: str, obj: dict) -> None:
-        watch = self._watches.get(kind)
-        if watch is not None:
-            watch.notify(event_type, obj)
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        for key in ((kind, None), (kind, namespace)) if namespace else ((kind, None),):
+            watch = self._watches.get(key)
+            if watch is not None:
+                watch.notify(event_type, obj)
 
-    def watch(self, kind: str) -> SimWatch:
-        """The live store of ``kind``: subscribers hear of every change as it is made."""
+    def watch(self, kind: str, namespace: str | None = None) -> SimWatch:
+        """The live store of ``kind`` in ``namespace`` (None: every namespace): subscribers hear of every change
+        there as it is made."""
         name = kind_of(kind).kind
-        if name not in self._watches:
-            self._watches[name] = SimWatch(name, lambda: self.list(name))
-        return self._watches[name]
+        key = (name, namespace if kind_of(kind).namespaced else None)
+        if key not in self._watches:
+            self._watches[key] = SimWatch(name, lambda: self.list(name, key[1]))
+        return self._watches[key]
 
     def close(self) -> None:
         """Stop every watch."""

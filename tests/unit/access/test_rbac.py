@@ -68,10 +68,18 @@ def test_cluster_scope_and_path_refusals():
     assert "--user alice" in nodes.hint
     pods = rbac_refusal('pods is forbidden: User "alice" cannot list resource "pods" in API group "" at the cluster '
                         'scope')
-    assert "grants it only inside one namespace" in str(pods) and pods.hint == "name the namespace: -n NAMESPACE"
+    assert "grants it only inside one namespace" in str(pods)
+    assert pods.hint == ('name the namespace: -n NAMESPACE; for every namespace, a cluster admin would add the rule '
+                         '{apiGroups: [""], resources: ["pods"], verbs: ["list"]} to a ClusterRole bound to you')
     classes = rbac_refusal('deviceclasses.resource.k8s.io is forbidden: User "alice" cannot create resource '
                            '"deviceclasses" in API group "resource.k8s.io" at the cluster scope')
     assert str(classes).endswith("drawb's RBAC manifest does not grant it")
+    assert classes.hint == ('ask a cluster admin to add the rule {apiGroups: ["resource.k8s.io"], resources: '
+                            '["deviceclasses"], verbs: ["create"]} to a ClusterRole bound to you')
+    secrets = rbac_refusal('secrets is forbidden: User "alice" cannot get resource "secrets" in API group "" in the '
+                           'namespace "team-a"')
+    assert secrets.hint == ('ask a cluster admin to add the rule {apiGroups: [""], resources: ["secrets"], verbs: '
+                            '["get"]} to a Role in namespace "team-a" bound to you')
     metrics = rbac_refusal('forbidden: User "alice" cannot get path "/metrics"')
     assert str(metrics).startswith('RBAC refused get on path /metrics for user "alice"; the drawb-reader ClusterRole')
 

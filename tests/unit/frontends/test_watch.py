@@ -64,7 +64,9 @@ def session_of(shell):
 
 
 def handler_counts(cluster) -> dict[str, int]:
-    return {kind: len(watch._handlers) for kind, watch in cluster._watches.items()}
+    """Subscribed handlers per watched kind (``Kind/namespace`` for a watch of one namespace)."""
+    return {kind if namespace is None else f"{kind}/{namespace}": len(watch._handlers)
+            for (kind, namespace), watch in cluster._watches.items()}
 
 
 def test_watch_updates_one_display_until_its_time_is_up(shell, recorded, capsys):
@@ -153,3 +155,24 @@ def test_cli_watch_stops_on_interrupt():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_watch_with_a_namespace_watches_that_namespace_alone(shell):
+    session = session_of(shell)
+    session.cluster.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b"}}])
+    table = run_line(session, "claims -n team-b --watch --for 5")
+    assert table.namespace == "team-b"
+    frames = table.frames()
+    first = next(frames)
+    assert handler_counts(session.cluster)["ResourceClaim/team-b"] == 1
+    heard = []
+    session.cluster.watch("ResourceClaim", "team-b").subscribe(lambda kind, obj: heard.append(obj["metadata"]))
+    short_pod(session.cluster, "elsewhere")  # its claim is in namespace default: not heard
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "mine", "namespace": "team-b"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+    session.cluster.apply([claim])
+    second = next(frames)
+    frames.close()
+    assert [(m["namespace"], m["name"]) for m in heard] == [("team-b", "mine")]
+    assert first.empty and list(second["name"]) == ["mine"]
+    assert handler_counts(session.cluster)["ResourceClaim/team-b"] == 1  # only the test's own handler is left
