@@ -42,20 +42,42 @@ class TaintRuleNotServed(ClusterError):
     """The cluster serves no version of resource.k8s.io that has DeviceTaintRule."""
 
 
-def _objects(session: Session) -> tuple[Objects, str | None]:
-    """The cluster's objects a taint reaches, and the version DeviceTaintRules are served in (None: none)."""
+def _everywhere(session: Session, kind: str, unread: list[str]) -> list[dict]:
+    """The ``kind`` objects of every namespace; where RBAC refuses that, those of the session's namespace, with
+    ``kind`` added to ``unread``."""
+    try:
+        return session.cluster.list(kind)
+    except RbacRefused:
+        unread.append(kind)
+        return session.cluster.list(kind, session.namespace)
+
+
+def _unread_note(session: Session, unread: list[str]) -> str | None:
+    """What a taint's reach leaves out when only the session's namespace could be read."""
+    if not unread:
+        return None
+    return (f"{' and '.join(k + 's' for k in unread)} of namespace {session.namespace} only were read (RBAC refused "
+            "listing them in every namespace): the claims a taint reaches are those of every namespace, their pods "
+            f"are named only in {session.namespace}")
+
+
+def _objects(session: Session) -> tuple[Objects, str | None, str | None]:
+    """The cluster's objects a taint reaches, the version DeviceTaintRules are served in (None: none), and a note
+    of what could not be read."""
     from drawb.plan.target import scheduled_taint_rules, scheduler_target, served_version
     from drawb.plan.taints import Objects
 
     cluster = session.cluster
     target = scheduler_target(cluster, session.rules_version)
     served = served_version(cluster, "DeviceTaintRule", target.kubernetes_version)
+    unread: list[str] = []
     objects = Objects(nodes=cluster.list("Node"), slices=cluster.list("ResourceSlice"),
                       classes=cluster.list("DeviceClass"), claims=cluster.list("ResourceClaim"),
-                      pods=cluster.list("Pod"), templates=cluster.list("ResourceClaimTemplate"),
+                      pods=_everywhere(session, "Pod", unread),
+                      templates=_everywhere(session, "ResourceClaimTemplate", unread),
                       taint_rules=scheduled_taint_rules(cluster, target), kubernetes_version=target.kubernetes_version,
                       feature_gates=target.feature_gates)
-    return objects, served
+    return objects, served, _unread_note(session, unread)
 
 
 @command("taints", "Every device taint (from ResourceSlices and DeviceTaintRules) with the devices, claims and pods "
@@ -75,14 +97,21 @@ def taints_command(session: Session, args, cell) -> pd.DataFrame | JsonResult:
         rules = cluster.list("DeviceTaintRule", api_version=f"resource.k8s.io/{served}") if served else []
     except RbacRefused as exc:
         rules, refused = [], exc
-    uses = taint_uses(cluster.list("ResourceSlice"), rules, cluster.list("ResourceClaim"), cluster.list("Pod"))
+    unread: list[str] = []
+    uses = taint_uses(cluster.list("ResourceSlice"), rules, cluster.list("ResourceClaim"),
+                      _everywhere(session, "Pod", unread))
     records = [{"source": u.source, "key": u.taint.get("key", ""), "value": u.taint.get("value", ""),
                 "effect": u.taint.get("effect", ""), "time_added": u.taint.get("timeAdded", ""),
                 "devices": u.devices, "claims": u.claims, "pods": u.pods, "status": u.status} for u in uses]
     if args.json:
-        return JsonResult({"taints": records})
+        note = _unread_note(session, unread)
+        return JsonResult({"taints": records, **({"notes": [note]} if note else {})})
+    from drawb.commands.registry import with_warning
+
     frame = pd.DataFrame([{**r, "devices": _per_pool(r["devices"]), "claims": ", ".join(r["claims"]),
                            "pods": ", ".join(r["pods"])} for r in records], columns=TAINTS_COLUMNS)
+    if unread:
+        frame = with_warning(frame, _unread_note(session, unread))
     if served is None:
         frame = with_warning(frame, f"the cluster serves no DeviceTaintRules ({_not_served(target.kubernetes_version)}): "
                                     "only the taints of ResourceSlices are listed")
@@ -227,7 +256,7 @@ def taint_command(session: Session, args, cell) -> Report | JsonResult:
 
     if args.dry_run and args.apply:
         raise UsageError("--dry-run and --apply exclude each other", hint="--dry-run checks, --apply writes")
-    objects, served = _objects(session)
+    objects, served, note = _objects(session)
     taint = _taint(args, objects.kubernetes_version)
     chosen, selectors = _selected(session, args, objects)
     radius = blast_radius(objects, chosen, taint)
@@ -244,6 +273,8 @@ def taint_command(session: Session, args, cell) -> Report | JsonResult:
                        [Right(v, "devicetaintrules", "resource.k8s.io", None) for v in ("get", "create", "patch")])
         written = session.cluster.apply(rules, dry_run=not args.apply)
     report = _report(radius, rules, written, args, objects, served)
+    if note:
+        report.sentence += f" ({note})"
     return JsonResult(report.to_dict(), 0) if args.json else report
 
 

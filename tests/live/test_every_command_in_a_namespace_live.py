@@ -154,6 +154,8 @@ READS = [
     ("migrate", str(DATA / "migrate" / "08-pod-two-containers.yaml"), "--dry-run"),
     ("doctor",), ("snapshot", "save", "snapshot.json"), ("cleanup", "--dry-run"),
     ("devices", "--watch", "--for", "2"), ("claims", "--watch", "--for", "2"), ("pods", "--watch", "--for", "2"),
+    ("taints",), ("taint", "--driver", "gpu.nvidia.com", "--pool", "dgx-h100-02", "--effect", "NoSchedule"),
+    ("upgrade-check", "--to", "1.35"),
 ]
 # exit 1 is a finding, not a failure: the pending pod fits nowhere, doctor may FAIL a check of this cluster
 FINDINGS = {("preview", "big-pod"), ("capacity", "big-pod"), ("doctor",), ("why", "big-pod")}
@@ -207,3 +209,12 @@ def test_migrate_reads_the_namespaces_workloads_and_names_the_rule_its_apply_wou
             "Hint: drawb's RBAC manifest does not grant them: ask a cluster admin to add the rule {apiGroups: "
             '["apps"], resources: ["deployments"], verbs: ["get", "create", "patch"]} to a Role in namespace '
             f'"{home[0]}", bound to user "{user}"') in done.stderr, done.stderr
+
+
+def test_every_command_line_subcommand_is_run_above():
+    """A subcommand added to ``drawb`` without a run here fails this test (the notebook-only ones have no
+    command line to run)."""
+    from drawb.commands.registry import load_commands
+
+    run = {words[0] for words in READS} | {"why", "check", "logs", "delete", "cleanup", "apply", "migrate", "doctor"}
+    assert set(load_commands("drawb")) - run == set()
