@@ -155,7 +155,7 @@ READS = [
     ("doctor",), ("snapshot", "save", "snapshot.json"), ("cleanup", "--dry-run"),
     ("devices", "--watch", "--for", "2"), ("claims", "--watch", "--for", "2"), ("pods", "--watch", "--for", "2"),
     ("taints",), ("taint", "--driver", "gpu.nvidia.com", "--pool", "dgx-h100-02", "--effect", "NoSchedule"),
-    ("upgrade-check", "--to", "1.35"),
+    ("upgrade-check", "--to", "1.35"), ("pools",), ("state",),
 ]
 # exit 1 is a finding, not a failure: the pending pod fits nowhere, doctor may FAIL a check of this cluster
 FINDINGS = {("preview", "big-pod"), ("capacity", "big-pod"), ("doctor",), ("why", "big-pod")}
