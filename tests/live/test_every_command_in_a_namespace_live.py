@@ -218,3 +218,15 @@ def test_every_command_line_subcommand_is_run_above():
 
     run = {words[0] for words in READS} | {"why", "check", "logs", "delete", "cleanup", "apply", "migrate", "doctor"}
     assert set(load_commands("drawb")) - run == set()
+
+
+def test_preview_of_a_device_plugin_pod_says_which_pods_it_could_not_count(home, control_plane):
+    """A pod asking for nvidia.com/gpu shares each node with the pods bound there; those of other namespaces are
+    not readable with drawb's Role, and the answer says so instead of counting them as absent in silence."""
+    pods = wait_for(lambda: [name for name in control_plane.kubectl("get", "pods", "-n", home[0], "-o", "name")
+                             .stdout.split() if "triton" in name], what="a pod of the triton Deployment", timeout=120)
+    done = drawb(home, "preview", pods[0].split("/")[1], "--json")
+    _clean(done, "preview of a device plugin pod", (0, 1))
+    assert (f"pods of namespace {home[0]} only were read (list on pods at the cluster scope was refused): extended "
+            "resources that pods of other namespaces use on each node are not counted") in json.loads(done.stdout)[
+        "summary"], done.stdout
