@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from drawb.errors import DrawbError
 from drawb.versions import allocator
-from drawb.versions.facts import AVAILABLE, BEHAVIOURS, KIND_GATES, KIND_VERSIONS, RELEASES, SERVED
+from drawb.versions.facts import AVAILABLE, BEHAVIOURS, GATE_APIS, KIND_GATES, KIND_VERSIONS, RELEASES, SERVED
 from drawb.versions.flags import MalformedFeatureGates, parse_feature_gates
 from drawb.versions.gates import OTHER_HISTORIES, Gate, gates_of
 from drawb.versions.parse import NotAKubernetesVersion, Version, parse
@@ -151,6 +151,11 @@ class Rules:
                     values[flip] = result[flip] = value
                     changed = True
         return result
+
+    def apis_for(self, gate_values: Mapping[str, bool]) -> tuple[str, ...]:
+        """The group versions, off by default, that a cluster with these gates must serve to become ready."""
+        return tuple(sorted(GATE_APIS[name][self.number] for name, on in gate_values.items()
+                            if on and self.number in GATE_APIS.get(name, {})))
 
     def _missing_gate_hint(self, name: str) -> str:
         """What to write instead of a DRA gate this minor lacks: the version that has it, or the spelling."""

@@ -30,6 +30,11 @@ KIND_GATES: dict[str, tuple[tuple[int, str], ...]] = {
     "ResourcePoolStatusRequest": ((36, "DRAResourcePoolStatus"),),
 }
 
+# Group versions a cluster with a gate on must serve (--runtime-config, as they are off by default), per gate
+# and minor: 1.36's API server with GenericWorkload on never becomes ready without scheduling.k8s.io/v1alpha2
+# (its admission waits for Workload and PodGroup informers); 1.37's becomes ready without v1beta1.
+GATE_APIS: dict[str, dict[int, str]] = {"GenericWorkload": {36: "scheduling.k8s.io/v1alpha2"}}
+
 # Behaviours that are not feature gates, with the first minor that has each.
 BEHAVIOURS: dict[str, int] = {
     # The API server's CEL compatibility version (one minor back) includes cel-go's ext.Lists

@@ -101,12 +101,15 @@ class _Clusters:
               runtime_config: str = "", apiserver_args: dict[str, str] | None = None) -> ControlPlane:
         result = build.build()
         TIMINGS.setdefault("build_s", result.seconds)
+        rules = versions.rules(result.k8s_version)
+        # the components refuse to start with a gate on whose dependencies are off, or the reverse
+        gates = rules.with_dependencies(feature_gates or {})
+        runtime_config = ",".join([*filter(None, [runtime_config]), *(f"{gv}=true" for gv in rules.apis_for(gates))])
         cluster = LocalCluster(
             name=f"pytest-{os.getpid()}-{len(self.started)}",
             workdir=self.workdir_factory(),
             bin_dir=result.bin_dir,
-            # the components refuse to start with a gate on whose dependencies are off, or the reverse
-            feature_gates=versions.rules(result.k8s_version).with_dependencies(feature_gates or {}),
+            feature_gates=gates,
             runtime_config=runtime_config,
             apiserver_args=dict(apiserver_args or {}),
         )

@@ -88,6 +88,12 @@ def test_a_gate_turned_off_takes_the_gates_that_depend_on_it_along():
         "DRAConsumableCapacity": False, "DRAFractionalCapacityRange": False}
 
 
+def test_a_gate_whose_objects_need_an_api_off_by_default_names_it():
+    rules = versions.rules("1.36")
+    assert rules.apis_for(rules.with_dependencies({"DRAWorkloadResourceClaims": True})) == ("scheduling.k8s.io/v1alpha2",)
+    assert rules.apis_for({"GenericWorkload": False}) == () and versions.rules("1.37").apis_for({"GenericWorkload": True}) == ()
+
+
 def test_1_34_has_no_gate_dependencies():
     rules = versions.rules("1.34")
     assert not any(g.needs for g in rules.gates.values()) and not rules.dependency_gates
