@@ -142,7 +142,8 @@ class Applied:
 
 @command(
     "apply",
-    "Validate, dry-run, then apply your manifests, each keeping its own namespace (-n fills a missing one).",
+    "Validate, dry-run, then apply your manifests all or none (whatever stops it rolls back what it wrote), each "
+    "keeping its own namespace (-n fills a missing one).",
     _PATHS,
     arg("-f", "--filename", dest="files", action="append", default=[], metavar="FILE",
         help="a manifest file or folder (as kubectl apply -f); repeat for more"),
