@@ -216,15 +216,32 @@ def _root_cause(exc: BaseException) -> BaseException:
     seen = set()
     while id(exc) not in seen:
         seen.add(id(exc))
-        inner = getattr(exc, "reason", None)
-        if not isinstance(inner, BaseException):
-            inner = next((a for a in getattr(exc, "args", ()) if isinstance(a, BaseException)), None)
-        if inner is None:
-            inner = exc.__cause__ or exc.__context__
+        inner = _root_cause_step(exc)
         if inner is None:
             return exc
         exc = inner
     return exc
+
+
+def _root_cause_step(exc: BaseException) -> BaseException | None:
+    """The reason one level inside ``exc`` (``reason``, an exception among ``args``, the cause or context)."""
+    inner = getattr(exc, "reason", None)
+    if not isinstance(inner, BaseException):
+        inner = next((a for a in getattr(exc, "args", ()) if isinstance(a, BaseException)), None)
+    return inner if inner is not None else (exc.__cause__ or exc.__context__)
+
+
+def _cut_mid_answer(exc: BaseException) -> bool:
+    """Whether the answer stopped partway, on the way to the root: urllib3's InvalidChunkLength, IncompleteRead or
+    'Response ended prematurely' (whose cause is the chunk length's parse error)."""
+    while True:
+        if isinstance(exc, (urllib3.exceptions.InvalidChunkLength, urllib3.exceptions.IncompleteRead)) or (
+                isinstance(exc, urllib3.exceptions.ProtocolError) and "ended prematurely" in str(exc)):
+            return True
+        inner = _root_cause_step(exc)
+        if inner is None:
+            return False
+        exc = inner
 
 
 def _through_proxy(exc: BaseException) -> bool:
@@ -234,6 +251,8 @@ def _through_proxy(exc: BaseException) -> bool:
 def failure_words(exc: BaseException) -> str:
     """What went wrong on the connection, in the words of its innermost cause (``Connection refused``),
     without the HTTP stack's wrappers, class names, object reprs and source positions."""
+    if _cut_mid_answer(exc):  # a chunk length cut short (a server killed mid-stream): Python's parse error
+        return "the connection closed in the middle of an answer"
     exc = _root_cause(exc)
     if isinstance(exc, ssl.SSLError):
         text = getattr(exc, "verify_message", None) or exc.reason or str(exc)
