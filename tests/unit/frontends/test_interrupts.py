@@ -114,3 +114,23 @@ def test_the_magic_keeps_the_traceback_when_short_errors_are_off(shell):
         timer.join()
         shell.run("%config DRAMagics.short_errors = True")
     assert type(caught.value) is KeyboardInterrupt
+
+
+def test_an_interrupted_magic_apply_writes_nothing_and_says_so(shell, tmp_path):
+    """*Interrupt kernel* during ``%dra apply`` of 3,000 claims: whatever it was doing, none of them is left, and
+    the cell's lines say what was rolled back (or that nothing was written), then that it stopped."""
+    claim = ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: c-{i}\n  namespace: default\n"
+             "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n")
+    manifest = tmp_path / "claims.yaml"
+    manifest.write_text("---\n".join(claim.format(i=i) for i in range(3000)))
+    shell.run("%dra connect")  # before the timer: the interrupt comes while it applies
+    timer = interrupt_this_process_after(1.0)
+    result = shell.ipython.run_cell(f"%dra apply {manifest}", store_history=False)
+    timer.join()
+    error = result.error_in_exec
+    assert isinstance(error, CommandInterrupted), error
+    lines = error._render_traceback_()
+    assert lines[-1] == "Interrupted: %dra apply stopped before it finished" and len(lines) == 2, lines
+    assert lines[0].startswith(("nothing was written: interrupted before the first write", "rolled back: the ")), lines
+    session = shell.ipython.magics_manager.registry["DRAMagics"].session
+    assert not [c for c in session.cluster.list("ResourceClaim", "default") if c["metadata"]["name"].startswith("c-")]
