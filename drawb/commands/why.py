@@ -6,7 +6,6 @@ from pathlib import Path
 
 from drawb.commands.registry import JsonResult, arg, command
 from drawb.errors import UsageError
-from drawb.plan.errors import ObjectNotFound
 from drawb.session import Session
 
 _KINDS = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "resourceclaim": "ResourceClaim",
@@ -24,8 +23,9 @@ _KINDS = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "r
     arg("--json", action="store_true", help="return the explanation as JSON"),
 )
 def why(session: Session, args, cell):
-    from drawb.explain import explain
     from drawb.collector import collector_paused
+    from drawb.explain import explain
+    from drawb.plan.errors import ObjectNotFound
 
     if bool(args.target) == bool(args.file):
         raise UsageError("why needs one POD, pod/NAME, claim/NAME or --file FILE",
