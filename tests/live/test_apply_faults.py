@@ -131,7 +131,8 @@ def rolled_back(line: str) -> int:
     return int(found[1])
 
 
-@pytest.mark.parametrize("at_least", [5, 100, 190])
+# late is 150 of 200: the 50 writes left (150 requests) outlast the poll that sees the count, on a fast host too
+@pytest.mark.parametrize("at_least", [5, 100, 150])
 def test_interrupt_rolls_back_everything_written(plane, setup, state, at_least):
     namespace, manifest, before = setup
     apply = start_apply(plane, namespace, manifest, at_least)
