@@ -28,9 +28,11 @@ class EventRecorder:
         self._count = 0
 
     def record(self, obj: dict, *, type_: str, reason: str, message: str, component: str,
-               action: str | None = None, host: str | None = None, field_path: str | None = None) -> dict:
-        """Record one event about ``obj`` (a Pod, a ResourceClaim) and return it; ``host``: a node's
-        component's (the kubelet's) event, about the part of ``obj`` at ``field_path``."""
+               action: str | None = None, host: str | None = None, field_path: str | None = None,
+               core_v1: bool = False) -> dict:
+        """Record one event about ``obj`` (a Pod, a ResourceClaim, a Job) and return it; ``host``: a node's
+        component's (the kubelet's) event, about the part of ``obj`` at ``field_path``; ``core_v1``: written
+        through core/v1 as kube-controller-manager's controllers write theirs (``source.component`` alone)."""
         meta = obj["metadata"]
         self._count += 1
         now = self._timestamp()
@@ -60,10 +62,10 @@ class EventRecorder:
         }
         if action:
             event["action"] = action
-        if host:
+        if host or core_v1:
             event.update(eventTime=None, firstTimestamp=now, lastTimestamp=now, count=1,
-                         source={"component": component, "host": host},
-                         reportingInstance=host + SIMULATED_SUFFIX)
+                         source={"component": component, **({"host": host} if host else {})},
+                         reportingInstance=(host or component) + SIMULATED_SUFFIX)
         if field_path:
             event["involvedObject"]["fieldPath"] = field_path
         return self._store(event)

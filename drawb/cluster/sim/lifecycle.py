@@ -24,6 +24,8 @@ from drawb.cluster.sim import claims as claimctl
 from drawb.cluster.sim import kubelet
 from drawb.cluster.sim import taintevict
 from drawb.cluster.sim.clock import Clock
+from drawb.cluster.sim.controllers.cronjob import CronJobController
+from drawb.cluster.sim.controllers.job import JobController
 from drawb.cluster.sim.events import EventRecorder
 from drawb.cluster.sim.podlogs import Run, simulate
 from drawb.alloc.view import PlanState
@@ -98,6 +100,29 @@ class Lifecycle:
         self._noexecute_slices: dict[str, dict] = {}
         self._evictions_dirty = False
         self._eviction_due: dict[NsKey, float] = {}
+        self.workload_controllers = {c.ACTION: c for c in (JobController(self), CronJobController(self))}
+
+    # --- what the workload controllers use (drawb.cluster.sim.controllers.host.Host) ---------------
+
+    def create(self, obj: dict) -> dict:
+        """Store a new object a controller made; the loops hear of it."""
+        return self._store(obj)
+
+    def update(self, obj: dict) -> dict:
+        """Store a controller's changed copy of an object."""
+        return self._store_quietly(obj)
+
+    def remove(self, kind: str, namespace: str, name: str) -> None:
+        """Delete an object as a controller does."""
+        self._discard(kind, namespace, name)
+
+    def after(self, seconds: float, action: str, key: NsKey, uid: str) -> None:
+        """Call the workload controller of ``action`` back for ``key`` in ``seconds``."""
+        self._timer(seconds, action, key, uid)
+
+    def timestamp(self, at: float | None = None) -> str:
+        """The simulated time ``at`` (now by default) as RFC 3339."""
+        return self.clock.timestamp(self.now if at is None else at)
 
     def _timestamp(self) -> str:
         return self.clock.timestamp(self.now)
@@ -116,6 +141,8 @@ class Lifecycle:
         """Index one stored or deleted object and queue the work it causes."""
         meta = obj["metadata"]
         key = (meta.get("namespace") or "", meta["name"])
+        for controller in self.workload_controllers.values():
+            controller.changed(kind, key, obj, deleted)
         if kind == "Pod":
             self._pod_changed(key, obj, deleted)
         elif kind == "ResourceClaim":
@@ -228,7 +255,10 @@ class Lifecycle:
         return self._timers[0][0] if self._timers else None
 
     def _settle(self) -> None:
-        while self._claim_work or self._release_work or self._schedule_queue or self._node_work:
+        while (self._claim_work or self._release_work or self._schedule_queue or self._node_work
+               or any(c.queued for c in self.workload_controllers.values())):
+            for controller in self.workload_controllers.values():
+                controller.run()
             while self._claim_work:
                 key = next(iter(self._claim_work))
                 del self._claim_work[key]
@@ -471,6 +501,9 @@ class Lifecycle:
     def _fire(self, action: str, key: NsKey, uid: str, name: str) -> None:
         if action == "evict":
             self._evict(key, uid)
+            return
+        if action in self.workload_controllers:
+            self.workload_controllers[action].fire(key, uid)
             return
         pod = self.pods.get(key)
         run = self._runs.get(key)

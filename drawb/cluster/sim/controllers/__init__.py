@@ -1,0 +1,1 @@
+"""The workload controllers of the simulated kube-controller-manager."""
