@@ -5,10 +5,10 @@ from __future__ import annotations
 import difflib
 import html
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drawb.atomicfile import write_atomic
 from drawb.convert import facts
 from drawb.convert.document import DocumentChange, convert_text
 from drawb.convert.errors import ConvertOutputRefused
@@ -92,11 +92,7 @@ class Conversion:
                                            hint="write to another file or folder, then move it over the input")
         written = []
         for path, converted in targets:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(converted.new_text)
-            os.replace(tmp, path)
+            write_atomic(path, converted.new_text)
             written.append(path)
         self.written = written
         return written

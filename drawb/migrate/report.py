@@ -6,10 +6,10 @@ from __future__ import annotations
 import difflib
 import html
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drawb.atomicfile import write_atomic
 from drawb.migrate.errors import ManifestNotFound
 from drawb.migrate.rewrite import Document, dump, plain
 from drawb.migrate.roads import ClusterFacts, Roads
@@ -145,11 +145,7 @@ class Migration:
                                        hint="export to another folder; migrate never changes its inputs")
         written = []
         for path, text in targets:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
+            write_atomic(path, text)
             written.append(path)
         self.written = written
         return written

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from drawb import release
+from drawb.atomicfile import write_atomic
 from drawb.cluster.state_folder import STATE_HOME_ENV, state_dir
 from drawb.collector import collector_paused
 from drawb.errors import PROG, DrawbError
@@ -196,21 +197,10 @@ def write(cluster, key: StateKey | None, path: str | os.PathLike) -> Header:
     payload = pickle.dumps(cluster, protocol=5)
     try:
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        write_atomic(target, MAGIC + head + _mac(_mac_key(), head, payload) + payload)
     except OSError as exc:
         raise StateError(f"cannot write the simulated cluster's state to {path}: {exc.strerror}",
                          hint="name a file in a folder you can write to") from None
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(MAGIC + head + _mac(_mac_key(), head, payload) + payload)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException as exc:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise StateError(f"cannot write the simulated cluster's state to {path}: {exc.strerror}") from None
-        raise
     return header
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from drawb import release, versions
+from drawb.atomicfile import write_atomic
 from drawb.cluster.snapshot.errors import (
     NotASnapshot,
     SnapshotFormatVersion,
@@ -105,21 +105,10 @@ def write(snapshot: Snapshot, path: str | os.PathLike) -> Path:
     else:
         text = json.dumps(document, indent=1) + "\n"
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+        write_atomic(target, text, make_folders=False)
     except OSError as exc:
         raise SnapshotUnreadable(f"cannot write snapshot {path}: {exc.strerror}",
                                  hint="name a file in a folder that exists and that you can write to") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException as exc:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise SnapshotUnreadable(f"cannot write snapshot {path}: {exc.strerror}") from None
-        raise
     return target
 
 
