@@ -1,4 +1,5 @@
-"""``why``: why a pod is pending (or a claim unallocated), or why its claims got these devices."""
+"""``why``: why a pod is pending (or a claim unallocated), or why its claims got these devices; why a workload
+(Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob) has the pods it has."""
 
 from __future__ import annotations
 
@@ -8,16 +9,28 @@ from drawb.commands.registry import JsonResult, arg, command
 from drawb.errors import UsageError
 from drawb.session import Session
 
+# kubectl's names of the workload kinds (singular, plural, short)
+WORKLOAD_KINDS = {
+    **dict.fromkeys(("deploy", "deployment", "deployments"), "Deployment"),
+    **dict.fromkeys(("rs", "replicaset", "replicasets"), "ReplicaSet"),
+    **dict.fromkeys(("sts", "statefulset", "statefulsets"), "StatefulSet"),
+    **dict.fromkeys(("ds", "daemonset", "daemonsets"), "DaemonSet"),
+    **dict.fromkeys(("job", "jobs"), "Job"),
+    **dict.fromkeys(("cj", "cronjob", "cronjobs"), "CronJob"),
+}
 _KINDS = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "resourceclaim": "ResourceClaim",
-          "resourceclaims": "ResourceClaim"}
+          "resourceclaims": "ResourceClaim", **WORKLOAD_KINDS}
 
 
 @command(
     "why",
     "Why a pod is pending or a claim is not allocated: the scheduler's view recomputed per request (devices of the "
     "class, passing the selectors, free, tolerated, fitting counters, constraints, nodes), the first stage that "
-    "empties, near misses and what would make it fit; for allocated claims, why these devices.",
-    arg("target", nargs="?", help="POD, pod/NAME or claim/NAME (a bare name is a pod, else a claim)"),
+    "empties, near misses and what would make it fit; for allocated claims, why these devices; for a workload "
+    "(deploy/, rs/, sts/, ds/, job/, cronjob/NAME), its pods against what it wants, each group of alike pending pods "
+    "explained once, or what its controller waits for.",
+    arg("target", nargs="?", help="POD, pod/NAME, claim/NAME or a workload: deploy/NAME, rs/NAME, sts/NAME, ds/NAME, "
+        "job/NAME, cronjob/NAME (a bare name is a pod, else a claim)"),
     arg("-n", "--namespace", help="the object's namespace (default: the session's)"),
     arg("-f", "--file", help="a manifest file: explain the Pod or ResourceClaim it describes"),
     arg("--json", action="store_true", help="return the explanation as JSON"),
@@ -28,7 +41,7 @@ def why(session: Session, args, cell):
     from drawb.plan.errors import ObjectNotFound
 
     if bool(args.target) == bool(args.file):
-        raise UsageError("why needs one POD, pod/NAME, claim/NAME or --file FILE",
+        raise UsageError("why needs one POD, pod/NAME, claim/NAME, a workload (deploy/NAME, job/NAME, ...) or --file FILE",
                          hint="e.g. `{prog} why gpu-pod -n gpu-test`")
     if args.file:
         kind, name, namespace = _from_file(args.file)
@@ -38,6 +51,9 @@ def why(session: Session, args, cell):
         namespace = args.namespace or session.namespace
     with collector_paused():  # reading and explaining make many small objects: no full collections meanwhile
         state = read_state(session, namespace)
+        if kind in WORKLOAD_KINDS.values():
+            explanation = _why_workload(session, state, kind, namespace, name)
+            return JsonResult(explanation.to_dict()) if args.json else explanation
         if kind is None:
             kind = "Pod" if state.pod(namespace, name) is not None or state.claim(namespace, name) is None else "ResourceClaim"
         try:
@@ -47,6 +63,25 @@ def why(session: Session, args, cell):
                 _pod_elsewhere(session, state, namespace, name)
             raise
     return JsonResult(explanation.to_dict()) if args.json else explanation
+
+
+def _why_workload(session: Session, state, kind: str, namespace: str, name: str):
+    """The workload's explanation: the workload, and the ReplicaSets or Jobs its pods may come through, read."""
+    from drawb.explain.workload import INTERMEDIATE, explain_workload
+    from drawb.plan.errors import ObjectNotFound
+
+    workload = session.cluster.get(kind, name, namespace)
+    if workload is None:
+        raise ObjectNotFound(f"no {kind} '{name}' in namespace '{namespace}'", kind=kind,
+                             hint=f"check the {kind}'s name and namespace (`-n NAMESPACE`)")
+    intermediates = session.cluster.list(INTERMEDIATE[kind], namespace) if kind in INTERMEDIATE else []
+    now = None
+    lifecycle = getattr(session.cluster, "lifecycle", None)
+    if lifecycle is not None:  # a simulated cluster: its own clock says when a CronJob runs next
+        from datetime import UTC, datetime
+
+        now = datetime.strptime(lifecycle.timestamp(), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return explain_workload(state, workload, intermediates, now)
 
 
 def _pod_elsewhere(session: Session, state, namespace: str, name: str) -> None:
@@ -70,7 +105,8 @@ def _parse_target(target: str) -> tuple[str | None, str]:
         return None, target
     kind = _KINDS.get(prefix.lower())
     if kind is None or not name:
-        raise UsageError(f"cannot read {target!r}: write POD, pod/NAME or claim/NAME", hint="e.g. `{prog} why claim/gpu-claim`")
+        raise UsageError(f"cannot read {target!r}: write POD, pod/NAME, claim/NAME or a workload: deploy/NAME, rs/NAME, "
+                         "sts/NAME, ds/NAME, job/NAME, cronjob/NAME", hint="e.g. `{prog} why claim/gpu-claim`")
     return kind, name
 
 

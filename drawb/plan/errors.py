@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from drawb.errors import DrawbError
 
-_TITLES = {"Pod": "PodNotFound", "ResourceClaim": "ClaimNotFound"}
+_TITLES = {"Pod": "PodNotFound", "ResourceClaim": "ClaimNotFound",
+           **{k: f"{k}NotFound" for k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")}}
 
 
 class ObjectNotFound(DrawbError):

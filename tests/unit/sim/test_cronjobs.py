@@ -8,7 +8,7 @@ import pytest
 
 from drawb.cluster.sim.clock import ManualClock
 from drawb.cluster.sim.cluster import SimCluster
-from drawb.cluster.sim.controllers.cron import ScheduleError, parse
+from drawb.api.cron import ScheduleError, parse
 
 NS = "default"
 

@@ -1,7 +1,7 @@
 """The CronJob controller, as kube-controller-manager 1.34 runs it, on the simulated clock.
 
 A CronJob gets the API server's defaults (``concurrencyPolicy: Allow``, ``suspend: false``, history limits 3
-successful and 1 failed). At each time its ``schedule`` fires (``drawb.cluster.sim.controllers.cron``, in
+successful and 1 failed). At each time its ``schedule`` fires (``drawb.api.cron``, in
 ``timeZone`` when set, else UTC) it creates a Job ``<cronjob>-<scheduled time in minutes since 1970>`` from
 ``jobTemplate``, owned by the CronJob and annotated ``batch.kubernetes.io/cronjob-scheduled-timestamp``, and
 records it in ``status.active`` and ``status.lastScheduleTime``. Of the times missed meanwhile (the
@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from drawb.cluster.sim.controllers import cron
+from drawb.api import cron
 from drawb.cluster.sim.controllers.host import Host, NsKey
 from drawb.cluster.sim.controllers.job import controller_of, is_finished
 from drawb.cluster.sim.tree import copy_tree
