@@ -20,6 +20,7 @@ from drawb.cluster.protocol import (
 )
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.clock import Clock, WallClock
+from drawb.cluster.sim.controllers.owners import WORKLOAD_KINDS, bump_generation
 from drawb.cluster.sim.defaults import apply_defaults
 from drawb.cluster.sim.gates import GatedFields
 from drawb.cluster.sim.lifecycle import Lifecycle, keep_server_fields
@@ -273,6 +274,8 @@ class SimCluster:
         labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
         if existing is not None:
             keep_server_fields(labelled, existing)
+        if key[0] in WORKLOAD_KINDS:
+            bump_generation(labelled, existing)
         return labelled
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:

@@ -24,6 +24,7 @@ from drawb.cluster.sim import claims as claimctl
 from drawb.cluster.sim import kubelet
 from drawb.cluster.sim import taintevict
 from drawb.cluster.sim.clock import Clock
+from drawb.cluster.sim.controllers.apps import AppsControllers
 from drawb.cluster.sim.controllers.cronjob import CronJobController
 from drawb.cluster.sim.controllers.job import JobController
 from drawb.cluster.sim.events import EventRecorder
@@ -100,7 +101,8 @@ class Lifecycle:
         self._noexecute_slices: dict[str, dict] = {}
         self._evictions_dirty = False
         self._eviction_due: dict[NsKey, float] = {}
-        self.workload_controllers = {c.ACTION: c for c in (JobController(self), CronJobController(self))}
+        self.workload_controllers = {c.ACTION: c for c in (JobController(self), CronJobController(self),
+                                                            AppsControllers(self))}
 
     # --- what the workload controllers use (drawb.cluster.sim.controllers.host.Host) ---------------
 

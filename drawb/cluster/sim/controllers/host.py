@@ -14,6 +14,7 @@ class Host(Protocol):
 
     events: EventRecorder
     pods: dict[NsKey, dict]
+    nodes: dict[str, dict]
     now: float
 
     def create(self, obj: dict) -> dict:
