@@ -11,23 +11,26 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from drawb.cluster.sim.controllers.api import Controller
+from drawb.cluster.sim.controllers.daemonset import DaemonSetController
 from drawb.cluster.sim.controllers.deployment import DeploymentController
 from drawb.cluster.sim.controllers.garbage import GarbageCollector
 from drawb.cluster.sim.controllers.host import Host, NsKey
 from drawb.cluster.sim.controllers.index import ObjectIndex
 from drawb.cluster.sim.controllers.replicaset import ReplicaSetController
+from drawb.cluster.sim.controllers.statefulset import StatefulSetController
 from drawb.cluster.sim.events import EventRecorder
 
 
 class AppsControllers:
-    """The garbage collector and the Deployment and ReplicaSet controllers."""
+    """The garbage collector and the Deployment, ReplicaSet, StatefulSet and DaemonSet controllers."""
 
     ACTION = "apps"
 
     def __init__(self, host: Host):
         self.host = host
         self.index = ObjectIndex()
-        self.controllers: list[Controller] = [GarbageCollector(), DeploymentController(), ReplicaSetController()]
+        self.controllers: list[Controller] = [GarbageCollector(), DeploymentController(), ReplicaSetController(),
+                                              StatefulSetController(), DaemonSetController()]
         self._watchers: dict[str, list[int]] = {}  # kind -> the controllers its changes wake
         for number, controller in enumerate(self.controllers):
             for kind in controller.watches:
