@@ -15,6 +15,7 @@ from drawb.alloc.rules import Rules, rules_for
 from drawb.alloc.search import DeviceResult, MaxSizeExceeded, Search
 from drawb.alloc.selectors import evaluator_for
 from drawb.alloc.state import AllocatedState, gather_allocated
+from drawb.alloc.trace import Trace, trace
 from drawb.alloc.validation import validate
 from drawb.alloc.versions import Flavor, flavor as resolve_flavor
 from drawb import versions
@@ -124,13 +125,7 @@ class Allocator:
         """The full allocation on ``node``, without the pre-check; ``stats["invocations"]`` receives
         the search's step count (``NumAllocateOneInvocations``); ``reverse_random_order`` tries
         pools in reverse where Go's order is random (to find results that depend on it)."""
-        flavor = self.flavor
-        index = self.index
-        pools = gather_pools(index.for_node(node, counters_anywhere(flavor)), node, flavor, index.pool)
-        if reverse_random_order and random_pool_order(flavor):
-            pools.reverse()
-        search = Search(list(self.claims), node, pools, self.rules, self.state, self.evaluator)
-        validate(search, self.classes)
+        search = self._validated(node, reverse_random_order)
         try:
             done = search.allocate_one(0, 0, 0, 0, False)
         except MaxSizeExceeded:
@@ -143,6 +138,24 @@ class Allocator:
             return None
         node_name = ((node or {}).get("metadata") or {}).get("name", "")
         return [_allocation(search, i, claim, node_name) for i, claim in enumerate(search.claims)]
+
+
+    def trace(self, node: Obj | None, every: bool = False) -> Trace:
+        """The optional trace (``drawb.alloc.trace``): for every request, the stages at which the search
+        turns each device visible on ``node`` away (the first only, or ``every`` stage's verdict);
+        AllocationError where the claims are invalid. ``allocate`` never traces."""
+        return trace(self._validated(node, False), every)
+
+    def _validated(self, node: Obj | None, reverse_random_order: bool) -> Search:
+        """A new search on ``node``, its claims validated."""
+        flavor = self.flavor
+        index = self.index
+        pools = gather_pools(index.for_node(node, counters_anywhere(flavor)), node, flavor, index.pool)
+        if reverse_random_order and random_pool_order(flavor):
+            pools.reverse()
+        search = Search(list(self.claims), node, pools, self.rules, self.state, self.evaluator)
+        validate(search, self.classes)
+        return search
 
 
 def allocate_with(flavor: Flavor, claims: Sequence[Obj], *, node: Obj | None, slices: list[Obj],
