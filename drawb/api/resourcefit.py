@@ -7,8 +7,9 @@
 - What a node offers (``node_allocatable``) and what the pods bound to it already take (``in_use``: pods
   that have not ended, as the scheduler's cache holds them).
 - ``ResourceFit.exclusion``: the filter's verdict for one node, ``Insufficient <name>`` in the scheduler's
-  words. With DRAExtendedResource on, a resource a DeviceClass maps (``extendedResourceName``) that the node
-  does not list in its allocatable is left to DynamicResources, as the real filter leaves it.
+  words. With DRAExtendedResource on, a resource a DeviceClass maps (``class_mapping``) that the node does not
+  offer is left to DynamicResources, as the real filter leaves it: at 1.34 a node that does not list it in its
+  allocatable, from 1.35 on also one that lists it as 0.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from drawb.api.quantity import Quantity, QuantityError
 
 Obj = Mapping[str, Any]
 INSUFFICIENT = "Insufficient {}"
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"  # resourceapi.ResourceDeviceClassPrefix
 _ENDED = ("Succeeded", "Failed")
 
 
@@ -30,7 +32,13 @@ def is_extended(name: str) -> bool:
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
-def _count(value: Any) -> int:
+def _counted(name: str) -> bool:
+    """The names this check counts: extended ones and a DeviceClass's implicit name (a scalar resource the
+    scheduler checks against allocatable like them)."""
+    return is_extended(name) or name.startswith(IMPLICIT_PREFIX)
+
+
+def count_of(value: Any) -> int:
     """An extended resource quantity as the scheduler counts it (``Value()``, rounded up); 0 when unreadable."""
     try:
         return int(Quantity.parse(str(value)).scaled_value(0))
@@ -41,7 +49,7 @@ def _count(value: Any) -> int:
 def _container_requests(container: Obj) -> dict[str, int]:
     resources = container.get("resources") or {}
     asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
-    return {name: _count(value) for name, value in asked.items() if is_extended(name)}
+    return {name: count_of(value) for name, value in asked.items() if _counted(name)}
 
 
 def _add(total: dict[str, int], more: Mapping[str, int]) -> None:
@@ -79,7 +87,7 @@ def extended_requests(pod: Obj) -> dict[str, int]:
 def node_allocatable(node: Obj) -> dict[str, int]:
     """The extended resources ``node`` offers (``status.allocatable``)."""
     allocatable = (node.get("status") or {}).get("allocatable") or {}
-    return {name: _count(value) for name, value in allocatable.items() if is_extended(name)}
+    return {name: count_of(value) for name, value in allocatable.items() if _counted(name)}
 
 
 def in_use(pods: Iterable[Obj]) -> dict[str, dict[str, int]]:
@@ -94,24 +102,50 @@ def in_use(pods: Iterable[Obj]) -> dict[str, dict[str, int]]:
     return used
 
 
-def dra_mapped(classes: Iterable[Obj]) -> dict[str, str]:
-    """Extended resource name -> the DeviceClass that maps it (``spec.extendedResourceName``)."""
+def class_mapping(classes: Iterable[Obj], minor: int) -> dict[str, str]:
+    """Extended resource name -> the DeviceClass that serves it, as kube-scheduler 1.<minor> maps them.
+
+    1.34 (``extended.DeviceClassMapping``): a class's ``spec.extendedResourceName``, else its implicit name
+    ``deviceclass.resource.kubernetes.io/<class>``; where two classes name the same resource the scheduler
+    takes whichever it lists last (an order it does not fix): here the first by name. From 1.35 on (the
+    extended resource cache): every class maps its implicit name, and its ``extendedResourceName`` too; where
+    two classes name the same resource the one created last serves it (the same second: the smaller name).
+    """
+    ordered = sorted(classes, key=lambda c: (c.get("metadata") or {}).get("name", ""))
     mapped: dict[str, str] = {}
-    for device_class in sorted(classes, key=lambda c: (c.get("metadata") or {}).get("name", "")):
-        name = (device_class.get("spec") or {}).get("extendedResourceName")
-        if name:
-            mapped.setdefault(name, (device_class.get("metadata") or {}).get("name", ""))
+    if minor <= 34:
+        for device_class in ordered:
+            name = (device_class.get("metadata") or {}).get("name", "")
+            mapped.setdefault((device_class.get("spec") or {}).get("extendedResourceName") or IMPLICIT_PREFIX + name, name)
+        return mapped
+    created: dict[str, str] = {}
+    for device_class in ordered:
+        meta = device_class.get("metadata") or {}
+        name, stamp = meta.get("name", ""), meta.get("creationTimestamp") or ""
+        mapped[IMPLICIT_PREFIX + name] = name
+        explicit = (device_class.get("spec") or {}).get("extendedResourceName")
+        if explicit and (explicit not in created or stamp > created[explicit]):
+            mapped[explicit], created[explicit] = name, stamp
     return mapped
+
+
+def left_to_dra(name: str, node: Obj, minor: int) -> bool:
+    """Whether ``node`` leaves resource ``name`` (which a DeviceClass maps) to DRA: at 1.34 where its allocatable
+    does not list it, from 1.35 on also where it lists 0."""
+    allocatable = node_allocatable(node)
+    return name not in allocatable if minor <= 34 else not allocatable.get(name)
 
 
 @dataclass(frozen=True)
 class ResourceFit:
     """One pod's NodeResourcesFit check for extended resources: ``wanted`` by the pod, ``used`` per node by
-    the pods bound there, ``left_to_dra`` the names a DeviceClass maps while DRAExtendedResource is on."""
+    the pods bound there, ``left_to_dra`` the names a DeviceClass maps while DRAExtendedResource is on, by the
+    rules of Kubernetes 1.<minor>."""
 
     wanted: Mapping[str, int]
     used: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     left_to_dra: frozenset[str] = frozenset()
+    minor: int = 34
 
     def short(self, node: Obj) -> list[tuple[str, int, int]]:
         """(name, allocatable, in use) of each resource ``node`` has too little of, by name."""
@@ -119,7 +153,7 @@ class ResourceFit:
         used = self.used.get((node.get("metadata") or {}).get("name", ""), {})
         out = []
         for name, count in self.wanted.items():
-            if name in self.left_to_dra and name not in allocatable:
+            if name in self.left_to_dra and left_to_dra(name, node, self.minor):
                 continue
             have, taken = allocatable.get(name, 0), used.get(name, 0)
             if count > have - taken:
@@ -155,11 +189,12 @@ def counted_reasons(reason: str, node: Obj, fit: ResourceFit | None) -> list[str
 
 
 def resource_fit(pod: Obj, pods: Iterable[Obj], classes: Iterable[Obj] = (),
-                 extended_resource_gate: bool = False) -> ResourceFit | None:
-    """``pod``'s check against the cluster whose ``pods`` (the bound ones take their share) and DeviceClasses
-    ``classes`` are given; None when the pod asks for no extended resource (the filter passes every node)."""
+                 extended_resource_gate: bool = False, minor: int = 34) -> ResourceFit | None:
+    """``pod``'s check against the cluster of Kubernetes 1.<minor> whose ``pods`` (the bound ones take their
+    share) and DeviceClasses ``classes`` are given; None when the pod asks for no extended resource (the filter
+    passes every node)."""
     wanted = extended_requests(pod)
     if not wanted:
         return None
-    left = frozenset(dra_mapped(classes)) if extended_resource_gate else frozenset()
-    return ResourceFit(wanted, in_use(pods), left)
+    left = frozenset(class_mapping(classes, minor)) if extended_resource_gate else frozenset()
+    return ResourceFit(wanted, in_use(pods), left, minor)

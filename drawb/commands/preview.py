@@ -156,7 +156,8 @@ def preview_workload(session: Session, workload: Workload) -> Report:
         fit, note = None, None
         if extended_requests(workload.pod):  # the pods bound to each node take their share
             pods, note = _bound_pods(session, workload.namespace)
-            fit = resource_fit(workload.pod, pods, state.classes, state.feature_gates.get("DRAExtendedResource", False))
+            fit = resource_fit(workload.pod, pods, state.classes, state.feature_gates.get("DRAExtendedResource", False),
+                               state.flavor.minor)
         report = preview_report(preview(workload, state, fit), where, simulated)
     if note:
         report.sentence += f" ({note})"

@@ -1,7 +1,9 @@
 """``why`` for a pod that asks for extended resources (``nvidia.com/gpu: 1`` in its limits) and uses no
 ResourceClaim: what it asks for, which nodes offer it (allocatable, free), whether a DeviceClass maps it
-(``extendedResourceName``) and DRAExtendedResource is on, and the fix. The node filters are the
-scheduler's (``drawb.api.nodeaffinity`` then ``drawb.api.resourcefit``), as the simulated scheduler runs them.
+(``extendedResourceName`` or its implicit name) and DRAExtendedResource is on, the road taken (the node's device
+plugin, or the claim the scheduler made and the devices allocated to it), and the fix. The node filters are the
+scheduler's (``drawb.api.nodeaffinity``, ``drawb.api.resourcefit``, then DynamicResources with the claim
+``drawb.alloc.extended`` makes), as the simulated scheduler runs them.
 """
 
 from __future__ import annotations
@@ -10,13 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from drawb import versions
+from drawb.alloc.extended import ExtendedClaim, extended_claim
+from drawb.alloc.verdicts import verdicts
 from drawb.alloc.versions import flavor
+from drawb.alloc.view import PlanState
 from drawb.api.nodeaffinity import node_exclusion
-from drawb.api.resourcefit import ResourceFit, dra_mapped, node_allocatable, resource_fit
+from drawb.api.resourcefit import IMPLICIT_PREFIX, ResourceFit, class_mapping, node_allocatable, resource_fit
 from drawb.explain import result as r
 from drawb.explain.ran import containers_text, ended_text, has_ended
 from drawb.explain.result import Explanation, Remedy
-from drawb.explain.state import ClusterState, name_of
+from drawb.explain.state import ClusterState, name_of, results_of
 
 GATE = "DRAExtendedResource"
 
@@ -32,8 +37,35 @@ def _gate_text(state: ClusterState, on: bool) -> str:
 
 def extended_fit(state: ClusterState, pod: Mapping[str, Any]) -> ResourceFit | None:
     """The scheduler's NodeResourcesFit check of ``pod``'s extended resources on this cluster (None: it asks for none)."""
-    on = bool(dict(flavor(state.kubernetes_version, state.feature_gates).gates).get(GATE, False))
-    return resource_fit(pod, state.pods, state.classes, on)
+    run = flavor(state.kubernetes_version, state.feature_gates)
+    return resource_fit(pod, state.pods, state.classes, bool(dict(run.gates).get(GATE, False)), run.minor)
+
+
+def _served_text(state: ClusterState, pod: Mapping[str, Any], node: Mapping[str, Any]) -> str:
+    """How the pod bound to ``node`` gets what it asks for: the node's device plugin, or the claim the scheduler
+    made (its name, requests mapped to containers, the devices allocated)."""
+    status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    name = status.get("resourceClaimName")
+    if not name:
+        return "the node's device plugin serves it (its allocatable offers it)"
+    claim = state.claim((pod.get("metadata") or {}).get("namespace", ""), name)
+    mapped = "; ".join(f"container {m.get('containerName')}: {m.get('resourceName')} -> request {m.get('requestName')}"
+                       for m in status.get("requestMappings") or ())
+    text = (f"the scheduler serves it through DRA (DRAExtendedResource): the node does not offer it, so it made "
+            f"ResourceClaim {name} for the pod ({mapped})")
+    if claim is None:
+        return text + ", which is gone now"
+    devices = ", ".join(f"{res.get('device')} ({res.get('request')})" for res in results_of(claim))
+    return text + (f", allocated {devices}" if devices else ", not allocated now")
+
+
+def _dra_verdicts(state: ClusterState, pod: Mapping[str, Any], fit: ResourceFit,
+                  extended: ExtendedClaim) -> dict[str, str | None]:
+    """Node -> the scheduler's reason to turn it away, DynamicResources with the pod's extended claim included
+    (None: it fits)."""
+    plan = PlanState(nodes=state.nodes, slices=state.slices, classes=state.classes, claims=state.claims,
+                     kubernetes_version=state.kubernetes_version, feature_gates=state.feature_gates)
+    return {name_of(v.node): v.reason for v in verdicts(plan, pod, [], [], fit, extended)}
 
 
 def _offers(state: ClusterState, fit: ResourceFit) -> list[str]:
@@ -54,16 +86,20 @@ def _offers(state: ClusterState, fit: ResourceFit) -> list[str]:
 
 def explain_legacy(state: ClusterState, out: Explanation, pod: Mapping[str, Any], wanted: Mapping[str, int]) -> Explanation:
     """The explanation of ``pod``, which asks for the extended resources ``wanted`` and uses no claim."""
-    on = bool(dict(flavor(state.kubernetes_version, state.feature_gates).gates).get(GATE, False))
+    run = flavor(state.kubernetes_version, state.feature_gates)
+    on = bool(dict(run.gates).get(GATE, False))
     fit = extended_fit(state, pod) or ResourceFit(wanted)
+    extended = extended_claim(pod, state.classes, state.kubernetes_version, state.feature_gates or {})
     asked = ", ".join(f"{name}: {count}" for name, count in wanted.items())
-    mapped = dra_mapped(state.classes)
+    mapped = class_mapping(state.classes, run.minor)
     out.notes += _offers(state, fit)
     for name in wanted:
         if name in mapped:
-            served = "so the scheduler serves it through DRA where no node's device plugin offers it" if on else \
-                "which the scheduler ignores while the gate is off"
-            out.notes.append(f"DeviceClass {mapped[name]} maps {name} (extendedResourceName), {served}")
+            how = "its implicit name" if name.startswith(IMPLICIT_PREFIX) else "extendedResourceName"
+            served = ("so the scheduler serves it through DRA on a node whose device plugin does not offer it"
+                      if extended and name in extended.mapping else "which the scheduler ignores while the gate is off"
+                      if not on else "which the scheduler of this version does not serve through DRA")
+            out.notes.append(f"DeviceClass {mapped[name]} maps {name} ({how}), {served}")
             out.cited.append(f"DeviceClass {mapped[name]}")
         else:
             out.notes.append(f"no DeviceClass maps {name} (spec.extendedResourceName)")
@@ -75,22 +111,25 @@ def explain_legacy(state: ClusterState, out: Explanation, pod: Mapping[str, Any]
     if node_name:
         running = (pod.get("status") or {}).get("phase") == "Running"
         head = f"the pod runs on node {node_name}" if running else f"the pod is bound to node {node_name} and starting"
-        node = state.node_by_name.get(node_name) or {}
-        by_plugin = all(name in node_allocatable(node) for name in wanted)
-        served = ("the node's device plugin serves it" if by_plugin else
-                  "the node's device plugin does not advertise it, so DRA serves it (DRAExtendedResource; drawb's "
-                  "simulation does not yet make the claim the real scheduler makes for such a pod)")
+        served = _served_text(state, pod, state.node_by_name.get(node_name) or {})
         containers = containers_text(pod)
         out.state, out.summary = r.ALLOCATED, (f"{head}; it asks for {asked} and {served}"
                                                + (f": {containers}" if containers else ""))
         return out
     fits = []
+    dra = _dra_verdicts(state, pod, fit, extended) if extended else {}
     for node in state.nodes:
         exclusion = node_exclusion(pod, node) or fit.exclusion(node)
-        if exclusion is None:
-            fits.append(name_of(node))
-        else:
+        if exclusion is not None:
             out.excluded[name_of(node)] = exclusion.detail
+        elif dra.get(name_of(node)):
+            node_claim = extended.for_node(node) if extended else None
+            asks = ", ".join(f"{q['exactly']['count']} of DeviceClass {q['exactly']['deviceClassName']}"
+                             for q in (node_claim.claim["spec"]["devices"]["requests"] if node_claim else ()))
+            out.excluded[name_of(node)] = (f"{dra[name_of(node)]}: the claim the scheduler would make asks for {asks}, "
+                                           "more than the node has free")
+        else:
+            fits.append(name_of(node))
     out.stage = "node"
     if fits:
         out.fits_on = fits
@@ -98,6 +137,13 @@ def explain_legacy(state: ClusterState, out: Explanation, pod: Mapping[str, Any]
                                               "the scheduler binds it on its next attempt")
         return out
     out.state = r.PENDING
+    if extended:
+        out.summary = (f"the pod asks for {asked} in its container resources; where no device plugin offers it the "
+                       "scheduler would serve it through DRA with a claim it makes for the pod, and no node the pod "
+                       "may use has enough devices free (DynamicResources: cannot allocate all claims)")
+        out.remedies.append(Remedy("wait", "wait until devices of " + ", ".join(sorted(set(extended.mapping.values())))
+                                   + " are free, or ask for fewer"))
+        return out
     out.summary = (f"the pod asks for {asked} in its container resources (the device plugin road, no ResourceClaim), "
                    "and no node the pod may use advertises enough of it free (NodeResourcesFit: Insufficient)")
     out.remedies.append(Remedy("migrate", "ask for the GPU through DRA instead: a ResourceClaimTemplate and "

@@ -4,7 +4,8 @@ For every pod entry that names a ResourceClaimTemplate it creates the claim (``<
 plus a 5-character suffix, owned by the pod, annotated with the entry name, the template's
 labels, annotations and spec) and records it in the pod's ``status.resourceClaimStatuses``.
 It removes pods that are gone or done from ``status.reservedFor``; a claim nobody reserves any
-more is deallocated, and one generated for a pod that is done is deleted.
+more is deallocated, and one generated for a pod that is done is deleted (from 1.35 on also the claim the
+scheduler made for the pod's extended resources, ``extended_claim_object``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,23 @@ def claim_name(pod: dict, entry: str) -> str:
     """The generated claim's name: generateName plus a suffix derived from the pod's identity."""
     meta = pod["metadata"]
     return generate_name(meta["name"], entry) + name_suffix("resourceclaim", meta["namespace"], meta.get("uid"), entry)
+
+
+def extended_claim_name(pod: dict) -> str | None:
+    """The claim the scheduler made for ``pod``'s extended resources (``status.extendedResourceClaimStatus``)."""
+    return ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName") or None
+
+
+def extended_claim_object(claim: dict, allocation: dict, consumer: dict, when: str) -> dict:
+    """The extended-resource claim as the scheduler leaves it in PreBind: created from ``claim`` (its generateName
+    plus 5 characters), allocated, its finalizer added, reserved for the pod ``consumer``."""
+    made = copy.deepcopy(claim)
+    meta = made["metadata"]
+    meta["name"] = meta["generateName"] + name_suffix("extended-resources", meta["namespace"],
+                                                      consumer.get("uid", ""), when)
+    meta["finalizers"] = [DELETE_PROTECTION]
+    made["status"] = {"allocation": copy.deepcopy(allocation), "reservedFor": [dict(consumer)]}
+    return made
 
 
 def is_done(pod: dict) -> bool:

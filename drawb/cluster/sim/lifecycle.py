@@ -30,7 +30,10 @@ from drawb.cluster.sim.controllers.job import JobController
 from drawb.cluster.sim.events import EventRecorder
 from drawb.cluster.sim.podlogs import Run, simulate
 from drawb.alloc.view import PlanState
+from drawb.alloc.extended import extended_claim
+from drawb.alloc.versions import minor_of
 from drawb.api.resourcefit import resource_fit
+from drawb.cluster.sim import deviceplugin
 from drawb.cluster.sim.scheduler import Decision, reserved_for_pod, schedule
 from drawb.cluster.sim.tree import copy_tree
 
@@ -55,6 +58,7 @@ class PodRun:
 
     uid: str
     containers: dict[str, ContainerRun] = field(default_factory=dict)
+    plugin_devices: dict[str, list[str]] = field(default_factory=dict)  # container -> device-plugin GPUs (device names)
 
 
 class Lifecycle:
@@ -68,6 +72,7 @@ class Lifecycle:
         self.clock = clock
         self.kubernetes_version = kubernetes_version
         self.feature_gates = feature_gates
+        self.minor = minor_of(kubernetes_version)
         self._parent_memory = parent_memory_mib
         self.image_pull_seconds = image_pull_seconds
         self.now = clock.now()
@@ -201,9 +206,15 @@ class Lifecycle:
         elif key not in self._runs:
             self._node_work[key] = None
 
-    def _claims_of(self, pod: dict) -> list[NsKey]:
+    def _claims_of(self, pod: dict, ended: bool = False) -> list[NsKey]:
+        """The pod's claims; ``ended``: those the resourceclaim controller looks at when the pod ends (before 1.35 it
+        does not look at the claim the scheduler made for the pod's extended resources)."""
         ns = pod["metadata"]["namespace"]
-        return [(ns, name) for name in claimctl.pod_claim_names(pod).values() if name]
+        names = [name for name in claimctl.pod_claim_names(pod).values() if name]
+        extended = claimctl.extended_claim_name(pod)
+        if extended and not (ended and self.minor <= 34):
+            names.append(extended)
+        return [(ns, name) for name in names]
 
     def _claim_changed(self, key: NsKey, claim: dict, deleted: bool) -> None:
         old = self.claims.get(key)
@@ -389,8 +400,10 @@ class Lifecycle:
     def decide(self, pod: dict, claims: list[dict]) -> Decision:
         """The scheduler's decision for ``pod`` whose claims (in pod order, all existing) are ``claims``."""
         fit = resource_fit(pod, self.pods.values(), self.classes.values(),
-                           self.feature_gates.get("DRAExtendedResource", False))
-        return schedule(pod, claims, self._ordered_nodes(), self._snapshot, lambda c: c in self.classes, fit)
+                           self.feature_gates.get("DRAExtendedResource", False), self.minor)
+        extended = extended_claim(pod, self.classes.values(), self.kubernetes_version, self.feature_gates) if fit else None
+        return schedule(pod, claims, self._ordered_nodes(), self._snapshot, lambda c: c in self.classes, fit, extended,
+                        self.minor)
 
     def _schedule(self, key: NsKey) -> None:
         pod = self.pods.get(key)
@@ -425,6 +438,11 @@ class Lifecycle:
                 status["reservedFor"] = [*(status.get("reservedFor") or []), ref]
             self._store_quietly(claim)
         pod = copy_tree(pod)
+        if decision.extended is not None:  # PreBind: the claim created, allocated, reserved; the pod's status names it
+            made = self._store_quietly(claimctl.extended_claim_object(decision.extended.claim, decision.extended_allocation,
+                                                                      ref, self.clock.timestamp(self.now)))
+            pod.setdefault("status", {})["extendedResourceClaimStatus"] = {
+                "requestMappings": decision.extended.mappings, "resourceClaimName": made["metadata"]["name"]}
         kubelet.mark_scheduled(pod, decision.node, self.clock.timestamp(self.now))
         pod = self._store_quietly(pod)
         self._unschedulable.pop(key, None)
@@ -457,7 +475,8 @@ class Lifecycle:
 
     def _accept(self, key: NsKey, pod: dict) -> None:
         uid = pod["metadata"].get("uid", "")
-        self._runs[key] = PodRun(uid, {c["name"]: ContainerRun() for c in pod["spec"]["containers"]})
+        self._runs[key] = PodRun(uid, {c["name"]: ContainerRun() for c in pod["spec"]["containers"]},
+                                 self._plugin_devices(pod))
         pod = copy_tree(pod)
         kubelet.mark_creating(pod, self.clock.timestamp(self.now))
         pod = self._store_quietly(pod)
@@ -488,7 +507,7 @@ class Lifecycle:
             self._accept(key, pod)
             return
         uid = pod["metadata"].get("uid", "")
-        run = self._runs[key] = PodRun(uid)
+        run = self._runs[key] = PodRun(uid, plugin_devices=self._plugin_devices(pod))
         when = self.clock.timestamp(self.now)
         self._images.setdefault(pod["spec"]["nodeName"], set()).update(c.get("image", "") for c in pod["spec"]["containers"])
         for container in pod["spec"]["containers"]:
@@ -535,7 +554,7 @@ class Lifecycle:
                 self._timer(delay, "start", key, uid, name)
         pod = self._store_quietly(pod)
         if claimctl.is_done(pod):
-            self._release_work.update(dict.fromkeys(self._claims_of(pod)))
+            self._release_work.update(dict.fromkeys(self._claims_of(pod, ended=True)))
 
     def _image_event(self, action: str, pod: dict, name: str) -> None:
         """The kubelet's Pulling or Pulled event for container ``name``'s image."""
@@ -554,25 +573,46 @@ class Lifecycle:
         stamp = datetime.strptime(self.clock.timestamp(self.now), "%Y-%m-%dT%H:%M:%SZ")
         return stamp.strftime("%a %b %e %H:%M:%S %Y")
 
+    def _node_devices(self, node: str | None) -> list[tuple[tuple[str, str, str], dict]]:
+        """((driver, pool, device), device) of the ResourceSlice devices ``node`` can reach, in slice order."""
+        return [((s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]), d)
+                for s in [*self._slices_by_node.get(node, {}).values(), *self._slices_by_node.get(None, {}).values()]
+                for d in s["spec"].get("devices") or ()]
+
+    def _plugin_devices(self, pod: dict) -> dict[str, list[str]]:
+        """The GPUs a device plugin hands each container of ``pod`` on its node (those other pods there hold left out)."""
+        node = pod["spec"].get("nodeName")
+        taken = {name for key, run in self._runs.items() if key in self.pods
+                 and self.pods[key]["spec"].get("nodeName") == node and not claimctl.is_done(self.pods[key])
+                 for names in run.plugin_devices.values() for name in names}
+        return deviceplugin.assign(pod, self.nodes.get(node or "") or {}, [d for _, d in self._node_devices(node)], taken)
+
     def container_devices(self, pod: dict, container: dict) -> list[dict]:
-        """The ResourceSlice devices allocated to the claims (or requests) ``container`` names."""
+        """The devices ``container`` sees: those allocated to the claims (or requests) it names, to the requests
+        mapped to it in the claim made for its extended resources, and the GPUs a device plugin handed it."""
         names = claimctl.pod_claim_names(pod)
         ns = pod["metadata"]["namespace"]
-        node = pod["spec"].get("nodeName")
-        by_id = {(s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]): d
-                 for s in [*self._slices_by_node.get(node, {}).values(), *self._slices_by_node.get(None, {}).values()]
-                 for d in s["spec"].get("devices") or ()}
+        node_devices = self._node_devices(pod["spec"].get("nodeName"))
+        by_id = dict(node_devices)
+        wanted: list[tuple[str, str | None]] = [(names.get(ref["name"]) or "", ref.get("request"))
+                                                for ref in (container.get("resources") or {}).get("claims") or ()]
+        status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+        wanted += [(status.get("resourceClaimName", ""), m.get("requestName")) for m in status.get("requestMappings") or ()
+                   if m.get("containerName") == container.get("name")]
         found: list[dict] = []
-        for ref in (container.get("resources") or {}).get("claims") or ():
-            claim = self.claims.get((ns, names.get(ref["name"]) or ""))
+        for claim_name, request in wanted:
+            claim = self.claims.get((ns, claim_name))
             if claim is None or not reserved_for_pod(claim, pod):
                 continue
             for result in _results(claim):
-                if ref.get("request") and result["request"].split("/")[0] != ref["request"]:
+                if request and result["request"].split("/")[0] != request:
                     continue
                 device = by_id.get((result["driver"], result["pool"], result["device"]))
                 if device is not None and device not in found:
                     found.append(device)
+        run = self._runs.get((ns, pod["metadata"]["name"]))
+        plugin = set(run.plugin_devices.get(container.get("name", ""), ())) if run else set()
+        found += [d for _, d in node_devices if d["name"] in plugin and d not in found]
         return found
 
     def container_state(self, key: NsKey, container: str) -> str | None:

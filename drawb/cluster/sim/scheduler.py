@@ -4,13 +4,14 @@ The filters that can reject a node in the simulation run in the scheduler's orde
 NodeUnschedulable, TaintToleration, NodeAffinity (``nodeSelector`` and required node affinity),
 NodeResourcesFit for extended resources (``drawb.api.resourcefit``: ``Insufficient nvidia.com/gpu``
 where no device plugin advertises enough), then DynamicResources (claims already allocated must be available on the node, the others are
-allocated by ``drawb.alloc``), through ``drawb.alloc.verdicts`` over the cluster's ``PlanState``
+allocated by ``drawb.alloc``, with the claim the scheduler makes for extended resources a DeviceClass serves where
+the node leaves them to DRA: ``drawb.alloc.extended``), through ``drawb.alloc.verdicts`` over the cluster's ``PlanState``
 made once per attempt as the plugin's PreFilter state: nodes of the same signature are allocated
 once, as ``preview`` allocates them. Nodes are tried in name order and the first feasible node is
 chosen (the real scheduler scores the feasible nodes and breaks ties at random; the simulation
 picks deterministically). When no node fits, the message is the scheduler's ``FitError`` text:
-the per-node reasons counted and sorted, then the PostFilter messages of DynamicResources and
-DefaultPreemption (all pods have the same priority here: where only pods bound to a node take the
+the per-node reasons counted and sorted, then the PostFilter messages of DynamicResources (from 1.37 on
+it says nothing where it deallocates nothing) and DefaultPreemption (all pods have the same priority here: where only pods bound to a node take the
 extended resources the pod needs, preemption finds no victims).
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from drawb.alloc import AllocationError
+from drawb.alloc.extended import ExtendedClaim, NodeClaim
 from drawb.alloc.verdicts import NOT_AVAILABLE, Verdict, node_reason, verdicts
 from drawb.alloc.view import PlanState, rename
 from drawb.api.nodeaffinity import selector_matches
@@ -35,6 +37,8 @@ class Decision:
     node: str | None = None
     allocations: dict[str, dict] = field(default_factory=dict)  # claim name -> status.allocation
     deallocate: str | None = None  # a claim PostFilter deallocated to let the pod try again
+    extended: NodeClaim | None = None  # the extended-resource claim to create, its allocation in ``extended_allocation``
+    extended_allocation: dict | None = None
     message: str = ""
     error: bool = False  # a scheduler error (SchedulerError), not "unschedulable"
 
@@ -81,6 +85,11 @@ def _histogram(reasons: dict[str, int]) -> str:
     return ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items() if count))
 
 
+def _quiet(minor: int, message: str) -> str:
+    """DynamicResources' PostFilter message where it deallocates nothing: none from 1.37 on."""
+    return message if minor < 37 else ""
+
+
 def fit_error(node_count: int, reasons: dict[str, int] | None, pre_filter: str | None, post_filter: list[str],
               no_victims: int = 0) -> str:
     """The scheduler's FitError message; ``no_victims``: nodes where preemption looked for victims in vain."""
@@ -92,13 +101,15 @@ def fit_error(node_count: int, reasons: dict[str, int] | None, pre_filter: str |
     preemption = f"preemption: 0/{node_count} nodes are available: " + _histogram(
         {"No preemption victims found for incoming pod": no_victims,
          "Preemption is not helpful for scheduling": node_count - no_victims}) + "."
-    return message + " " + ", ".join([*post_filter, preemption])
+    return message + " " + ", ".join([*filter(None, post_filter), preemption])
 
 
 def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Snapshot,
-             class_exists: Callable[[str], bool], fit: ResourceFit | None = None) -> Decision:
-    """Try ``nodes`` (in name order) for ``pod`` whose claims (in pod order, all existing) are ``claims``
-    and whose extended resources ``fit`` checks (None: it asks for none).
+             class_exists: Callable[[str], bool], fit: ResourceFit | None = None,
+             extended: ExtendedClaim | None = None, minor: int = 34) -> Decision:
+    """Try ``nodes`` (in name order) for ``pod`` whose claims (in pod order, all existing) are ``claims``,
+    whose extended resources ``fit`` checks (None: it asks for none) and ``extended`` serves through DRA
+    (None: no DeviceClass serves them, or DRAExtendedResource is off), by kube-scheduler 1.<minor>.
 
     ``snapshot()`` is called once, after the PreFilter checks pass: the cluster's ``PlanState`` (its nodes
     are ``nodes``), whose alike-node grouping allocates the new claims once per signature; it may raise
@@ -106,18 +117,20 @@ def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Sna
     """
     reason = _pre_filter(pod, claims, class_exists)
     if reason:
-        return Decision(message=fit_error(len(nodes), None, reason, ["no new claims to deallocate"]))
+        return Decision(message=fit_error(len(nodes), None, reason, [_quiet(minor, "no new claims to deallocate")]))
     to_allocate = [c for c in claims if not (c.get("status") or {}).get("allocation")]
     allocated = [c for c in claims if (c.get("status") or {}).get("allocation")]
     reasons: dict[str, int] = {}
     unavailable: list[dict] = []
     no_victims = 0
     try:
-        for verdict in _verdicts(pod, to_allocate, allocated, nodes, snapshot, fit):
+        for verdict in _verdicts(pod, to_allocate, allocated, nodes, snapshot, fit, extended):
             if verdict.reason is None:
                 name = verdict.node["metadata"]["name"]
                 made = rename(verdict.allocations, verdict.source, verdict.view)
-                return Decision(node=name, allocations={c["metadata"]["name"]: a for c, a in zip(to_allocate, made)})
+                return Decision(node=name, allocations={c["metadata"]["name"]: a for c, a in zip(to_allocate, made)},
+                                extended=verdict.extended,
+                                extended_allocation=made[len(to_allocate)] if verdict.extended else None)
             if verdict.reason == NOT_AVAILABLE:
                 missing = [c for c in allocated if not selector_matches(c["status"]["allocation"].get("nodeSelector"),
                                                                          verdict.node)]
@@ -128,7 +141,7 @@ def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Sna
                 reasons[reason] = reasons.get(reason, 0) + 1
     except AllocationError as err:
         return Decision(message=f'running "DynamicResources" filter plugin: {err}', error=True)
-    post = "still not schedulable" if claims else "no new claims to deallocate"
+    post = _quiet(minor, "still not schedulable" if claims or extended else "no new claims to deallocate")
     for claim in unavailable:
         reserved = (claim.get("status") or {}).get("reservedFor") or []
         if not reserved or len(reserved) == 1 and reserved_for_pod(claim, pod):
@@ -139,7 +152,7 @@ def schedule(pod: dict, claims: list[dict], nodes: Sequence[dict], snapshot: Sna
 
 
 def _verdicts(pod: dict, to_allocate: list[dict], allocated: list[dict], nodes: Sequence[dict],
-              snapshot: Snapshot, fit: ResourceFit | None) -> Iterator[Verdict]:
+              snapshot: Snapshot, fit: ResourceFit | None, extended: ExtendedClaim | None) -> Iterator[Verdict]:
     """``drawb.alloc.verdicts`` over the snapshot; when it cannot be made, the node filters alone until
     the first node that would allocate, where its error is raised."""
     try:
@@ -147,10 +160,10 @@ def _verdicts(pod: dict, to_allocate: list[dict], allocated: list[dict], nodes: 
     except AllocationError as err:
         failed = err
     else:
-        yield from verdicts(state, pod, to_allocate, allocated, fit)
+        yield from verdicts(state, pod, to_allocate, allocated, fit, extended)
         return
     for node in nodes:
         reason = node_reason(pod, node, allocated, fit=fit)
-        if reason is None and to_allocate:
+        if reason is None and (to_allocate or extended and extended.for_node(node)):
             raise failed
         yield Verdict(node, reason)

@@ -53,3 +53,21 @@ def test_gate_on_and_a_class_mapping_it_are_named(make_sim):
     assert "DRAExtendedResource is on (Kubernetes 1.34: alpha, off by default)" in out.notes
     assert any(n.startswith("DeviceClass gpu.nvidia.com maps nvidia.com/gpu (extendedResourceName), so the scheduler "
                             "serves it through DRA") for n in out.notes)
+    assert out.state == r.ALLOCATED and "runs on node a100-sxm-node-01" in out.summary
+    claim = sim.cluster.get("Pod", "legacy-gpu", "default")["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+    assert (f"the scheduler serves it through DRA (DRAExtendedResource): the node does not offer it, so it made "
+            f"ResourceClaim {claim} for the pod (container c: nvidia.com/gpu -> request container-0-request-0), "
+            "allocated gpu-0 (container-0-request-0)") in out.summary
+
+
+def test_devices_short_on_the_dra_road(make_sim):
+    sim = make_sim(gates={"DRAExtendedResource": True})
+    pod = {**LEGACY, "spec": {**LEGACY["spec"], "containers": [
+        {**LEGACY["spec"]["containers"][0], "resources": {"limits": {"nvidia.com/gpu": "9"}}}]}}
+    sim.apply(pod)
+    sim.cluster.sleep(1)
+    out = sim.why("pod/legacy-gpu")
+    assert out.state == r.PENDING and "cannot allocate all claims" in out.summary
+    assert out.excluded["a100-sxm-node-01"] == ("cannot allocate all claims: the claim the scheduler would make asks "
+                                                "for 9 of DeviceClass gpu.nvidia.com, more than the node has free")
+    assert [m.kind for m in out.remedies] == ["wait"]

@@ -189,3 +189,137 @@ def test_preview_and_why_agree_with_the_simulated_scheduler(offers, gpus, node, 
     else:
         assert previewed.data["pick"] == node
         assert explained.state == "allocated" and f"node {node}" in explained.summary
+
+
+# --- DRAExtendedResource: a DeviceClass serves the legacy pod through a claim the scheduler makes ----------------
+
+
+def gated(version: str = "1.34", plugin_gpus: dict[str, int] | None = None) -> SimCluster:
+    gates = {"DRAExtendedResource": True} if version in ("1.34", "1.35") else {}
+    scenario = copy.deepcopy(build_scenario("default"))
+    for node in scenario.nodes:
+        count = (plugin_gpus or {}).get(node["metadata"]["name"])
+        if count is not None:
+            for key in ("capacity", "allocatable"):
+                node["status"][key]["nvidia.com/gpu"] = str(count)
+    return SimCluster(scenario, kubernetes_version=version, feature_gates=gates, clock=ManualClock())
+
+
+def smi_pod(name: str, gpus: int, node_selector: dict | None = None) -> dict:
+    pod = legacy(name, gpus, node_selector)
+    pod["spec"]["containers"][0].update(command=["nvidia-smi", "-L"], resources={"limits": {"cpu": "1", "nvidia.com/gpu": gpus}})
+    return pod
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.37"])
+def test_the_scheduler_makes_a_claim_allocates_it_and_names_it_in_the_pod(version):
+    sim = gated(version)
+    sim.apply([smi_pod("smi", 2)])
+    sim.sleep(0.1)  # bound, not ended yet
+    pod = sim.get("Pod", "smi", "default")
+    assert pod["spec"]["nodeName"] == A100
+    status = pod["status"]["extendedResourceClaimStatus"]
+    assert status["requestMappings"] == [{"containerName": "c", "resourceName": "nvidia.com/gpu",
+                                          "requestName": "container-0-request-1"}]  # cpu sorts first
+    claim = sim.get("ResourceClaim", status["resourceClaimName"], "default")
+    meta = claim["metadata"]
+    assert meta["name"].startswith("smi-extended-resources-") and len(meta["name"]) == len("smi-extended-resources-") + 5
+    assert meta["annotations"] == {"resource.kubernetes.io/extended-resource-claim": "true"}
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "smi", "uid": pod["metadata"]["uid"], "controller": True}
+    if version == "1.34":
+        owner["blockOwnerDeletion"] = True
+    assert meta["ownerReferences"] == [owner]
+    assert claim["spec"]["devices"]["requests"] == [{"name": "container-0-request-1", "exactly": {
+        "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}}]
+    results = claim["status"]["allocation"]["devices"]["results"]
+    assert [r["device"] for r in results] == ["gpu-0", "gpu-1"]
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["smi"]
+    sim.sleep(5)
+    pod = sim.get("Pod", "smi", "default")
+    log = sim.lifecycle.container_log(("default", "smi"), "c")
+    assert [line.split(" (UUID")[0] for line in log] == ["GPU 0: NVIDIA A100-SXM4-40GB", "GPU 1: NVIDIA A100-SXM4-40GB"]
+    # the pod ended: from 1.35 on the resourceclaim controller deletes the claim; at 1.34 it stays until the pod goes
+    assert pod["status"]["phase"] == "Succeeded"
+    left = [c["metadata"]["name"] for c in sim.list("ResourceClaim", "default")]
+    assert (status["resourceClaimName"] in left) == (version == "1.34")
+    sim.delete("Pod", "smi", "default")
+    sim.sleep(60)
+    assert status["resourceClaimName"] not in [c["metadata"]["name"] for c in sim.list("ResourceClaim", "default")]
+
+
+def test_devices_short_everywhere_read_as_the_scheduler_words_it():
+    sim = gated()
+    sim.apply([legacy("nine", gpus=9)])
+    phase, node, message = scheduled(sim, "nine")
+    assert (phase, node) == ("Pending", None)
+    assert message == ("0/4 nodes are available: 4 cannot allocate all claims. still not schedulable, "
+                       f"{PREEMPTION}")
+    assert not sim.list("ResourceClaim", "default") or all(
+        "extended" not in c["metadata"]["name"] for c in sim.list("ResourceClaim", "default"))
+
+
+def test_gate_on_but_no_class_maps_the_resource():
+    sim = gated()
+    sim.apply([legacy("fpga", gpus=0, **{"example.com/fpga": 1})])
+    assert scheduled(sim, "fpga")[2] == (f"0/4 nodes are available: 4 Insufficient example.com/fpga. "
+                                         f"no new claims to deallocate, {PREEMPTION}")
+
+
+def test_a_device_plugin_node_serves_it_without_a_claim():
+    sim = gated("1.34", {A100: 8})
+    sim.apply([smi_pod("plugin", 3, {"kubernetes.io/hostname": A100})])
+    sim.sleep(5)
+    pod = sim.get("Pod", "plugin", "default")
+    assert pod["spec"]["nodeName"] == A100 and "extendedResourceClaimStatus" not in pod["status"]
+    log = sim.lifecycle.container_log(("default", "plugin"), "c")
+    assert [line.split(":")[0] for line in log] == ["GPU 0", "GPU 1", "GPU 2"]
+
+
+def test_a_device_plugin_hands_each_pod_its_own_gpus():
+    sim = cluster({A100: 8})
+    first, second = legacy("first", gpus=2), legacy("second", gpus=3)
+    sim.apply([first, second])
+    sim.sleep(2)
+    devices = [[d["name"] for d in sim.lifecycle.container_devices(sim.get("Pod", n, "default"),
+                                                                    sim.get("Pod", n, "default")["spec"]["containers"][0])]
+               for n in ("first", "second")]
+    assert devices == [["gpu-0", "gpu-1"], ["gpu-2", "gpu-3", "gpu-4"]]
+
+
+def test_requests_per_container_and_init_containers_by_version():
+    from drawb.alloc.extended import extended_claim
+
+    classes = [{"metadata": {"name": "gpu.nvidia.com"}, "spec": {"extendedResourceName": "nvidia.com/gpu"}}]
+    pod = {"metadata": {"name": "p", "namespace": "ns", "uid": "u"},
+           "spec": {"initContainers": [{"name": "init", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+                    "containers": [{"name": "a", "resources": {"limits": {"nvidia.com/gpu": "2"}}},
+                                   {"name": "b", "resources": {"requests": {"memory": "1Gi", "nvidia.com/gpu": "1"}}}]}}
+    node = {"metadata": {"name": "n"}, "status": {"allocatable": {}}}
+    old = extended_claim(pod, classes, "1.34", {"DRAExtendedResource": True}).for_node(node)
+    assert [(r["name"], r["exactly"]["count"]) for r in old.claim["spec"]["devices"]["requests"]] == [
+        ("container-0-request-0", 1), ("container-1-request-0", 2), ("container-2-request-1", 1)]
+    new = extended_claim(pod, classes, "1.37", {}).for_node(node)
+    # from 1.35 on the init container takes the devices of the container after it
+    assert [(r["name"], r["exactly"]["count"]) for r in new.claim["spec"]["devices"]["requests"]] == [
+        ("container-1-request-0", 2), ("container-2-request-1", 1)]
+    assert [(m["containerName"], m["requestName"]) for m in new.mappings] == [
+        ("a", "container-1-request-0"), ("b", "container-2-request-1"), ("init", "container-1-request-0")]
+    # a node whose device plugin offers it gets no claim; from 1.35 on an allocatable of 0 offers nothing
+    zero = {"metadata": {"name": "z"}, "status": {"allocatable": {"nvidia.com/gpu": "0"}}}
+    assert old.claim and extended_claim(pod, classes, "1.34", {"DRAExtendedResource": True}).for_node(zero) is None
+    assert extended_claim(pod, classes, "1.37", {}).for_node(zero) is not None
+    assert extended_claim(pod, classes, "1.34", {}) is None  # the gate is off by default at 1.34
+
+
+def test_class_mapping_by_version():
+    from drawb.api.resourcefit import class_mapping
+
+    classes = [{"metadata": {"name": "old", "creationTimestamp": "2026-01-01T00:00:00Z"},
+                "spec": {"extendedResourceName": "nvidia.com/gpu"}},
+               {"metadata": {"name": "new", "creationTimestamp": "2026-02-01T00:00:00Z"},
+                "spec": {"extendedResourceName": "nvidia.com/gpu"}},
+               {"metadata": {"name": "plain", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": {}}]
+    assert class_mapping(classes, 34) == {"nvidia.com/gpu": "new", "deviceclass.resource.kubernetes.io/plain": "plain"}
+    assert class_mapping(classes, 37) == {"nvidia.com/gpu": "new", "deviceclass.resource.kubernetes.io/plain": "plain",
+                                          "deviceclass.resource.kubernetes.io/old": "old",
+                                          "deviceclass.resource.kubernetes.io/new": "new"}

@@ -1,0 +1,135 @@
+"""The DRAExtendedResource road on the real control plane and on the simulated cluster of the same version and
+gates: a legacy pod (``nvidia.com/gpu`` in its limits) on nodes that only publish ResourceSlices is served by
+DeviceClass ``gpu.nvidia.com`` (``extendedResourceName: nvidia.com/gpu``). Both make the same claim for it (its
+generateName, annotation, owner, requests, the number of devices allocated), write the same
+``status.extendedResourceClaimStatus`` and bind it to the same node; where devices are short, or no class maps
+the resource, both say the same FailedScheduling text.
+
+At 1.34 and 1.35 the gate is alpha: the module starts a control plane with it on. Run at 1.37 (GA) with
+``DRAWB_K8S_VERSION=v1.37.2``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from drawb.cluster.sim.clock import ManualClock
+from drawb.cluster.sim.cluster import SimCluster
+from drawb.testing.api import path_for
+from drawb.testing.build import target_k8s_version
+from drawb.testing.waiting import wait_for
+
+pytestmark = pytest.mark.live
+
+GATE = "DRAExtendedResource"
+ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+A100 = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}  # the only A100 node: 8 full GPUs
+
+
+@pytest.fixture(scope="module")
+def gated(control_plane, start_control_plane):
+    if control_plane.feature_enabled(GATE):
+        yield control_plane
+        return
+    cp = start_control_plane({GATE: True})
+    yield cp
+    cp.cluster.down()
+
+
+@pytest.fixture
+def ns(gated, request):
+    name = gated.create_namespace(request.node.name)
+    yield name
+    gated.api().delete(path_for("Namespace", name))
+
+
+def legacy_pod(name: str, namespace: str, limits: dict[str, str], selector: dict | None = None) -> dict:
+    spec = {"restartPolicy": "Never",
+            "containers": [{"name": "main", "image": "ubuntu:24.04", "command": ["sleep", "infinity"],
+                            "resources": {"limits": {"cpu": "1", **limits}}}]}
+    if selector:
+        spec["nodeSelector"] = selector
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def simulated(gated, namespace: str, pod: dict) -> SimCluster:
+    sim = SimCluster("default", kubernetes_version=target_k8s_version(), feature_gates={GATE: True},
+                     clock=ManualClock())
+    sim.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, pod])
+    sim.sleep(1)
+    return sim
+
+
+def _failed(api, namespace: str, name: str) -> str | None:
+    pod = api.get(path_for("Pod", name, namespace))
+    for cond in pod.get("status", {}).get("conditions") or ():
+        if cond["type"] == "PodScheduled" and cond["status"] == "False" and cond.get("message"):
+            return cond["message"]
+    return None
+
+
+def _sim_message(sim: SimCluster, namespace: str, name: str) -> str:
+    pod = sim.get("Pod", name, namespace)
+    return next(c["message"] for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
+
+
+def _shape(claim: dict) -> dict:
+    """What the two clusters must agree on (names, uids and device choices aside)."""
+    meta = claim["metadata"]
+    allocation = claim["status"]["allocation"]
+    return {"generateName": meta["generateName"], "annotations": meta.get("annotations"),
+            "owners": [{k: v for k, v in ref.items() if k != "uid"} for ref in meta["ownerReferences"]],
+            "finalizers": meta.get("finalizers"), "requests": claim["spec"]["devices"]["requests"],
+            "results": sorted(r["request"] for r in allocation["devices"]["results"]),
+            "reservedFor": [r["name"] for r in claim["status"]["reservedFor"]]}
+
+
+def test_a_device_class_serves_the_legacy_pod(gated, ns):
+    api = gated.api()
+    pod = legacy_pod("legacy-dra", ns, {"nvidia.com/gpu": "3"}, A100)
+    api.create(pod)
+    real = wait_for(lambda: (p := api.get(path_for("Pod", "legacy-dra", ns)))["status"].get("extendedResourceClaimStatus")
+                    and p["spec"].get("nodeName") and p, timeout=60, what="legacy-dra bound with its claim")
+    sim = simulated(gated, ns, pod)
+    mine = sim.get("Pod", "legacy-dra", ns)
+    assert mine["spec"]["nodeName"] == real["spec"]["nodeName"] == "a100-sxm-node-01"
+    real_status, sim_status = real["status"]["extendedResourceClaimStatus"], mine["status"]["extendedResourceClaimStatus"]
+    assert sim_status["requestMappings"] == real_status["requestMappings"]
+    assert real_status["requestMappings"] == [{"containerName": "main", "resourceName": "nvidia.com/gpu",
+                                               "requestName": "container-0-request-1"}]  # after cpu, sorted
+    real_claim = api.get(path_for("ResourceClaim", real_status["resourceClaimName"], ns))
+    sim_claim = sim.get("ResourceClaim", sim_status["resourceClaimName"], ns)
+    assert real_claim["metadata"]["annotations"][ANNOTATION] == "true"
+    assert real_claim["metadata"]["name"].startswith("legacy-dra-extended-resources-")
+    assert _shape(sim_claim) == _shape(real_claim)
+    assert len(real_claim["status"]["allocation"]["devices"]["results"]) == 3
+    assert mine["status"]["phase"] == "Running"
+    assert wait_for(lambda: api.get(path_for("Pod", "legacy-dra", ns))["status"].get("phase") == "Running",
+                    timeout=60, what="legacy-dra Running")
+    # the simulated nvidia-smi in the pod lists the three allocated GPUs
+    sim.apply([{**legacy_pod("smi", ns, {"nvidia.com/gpu": "2"}, A100),
+                "spec": {**legacy_pod("smi", ns, {"nvidia.com/gpu": "2"}, A100)["spec"],
+                         "containers": [{"name": "main", "image": "cuda", "command": ["nvidia-smi", "-L"],
+                                         "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}])
+    sim.sleep(5)
+    lines = sim.lifecycle.container_log((ns, "smi"), "main")
+    assert [line.split(":")[0] for line in lines] == ["GPU 0", "GPU 1"]
+
+
+def test_devices_short_on_every_node(gated, ns):
+    api = gated.api()
+    pod = legacy_pod("too-many", ns, {"nvidia.com/gpu": "9"})
+    api.create(pod)
+    real = wait_for(lambda: _failed(api, ns, "too-many"), timeout=60, what="too-many FailedScheduling")
+    assert real.startswith("0/4 nodes are available: 4 cannot allocate all claims.")
+    assert _sim_message(simulated(gated, ns, pod), ns, "too-many") == real
+    assert not [c for c in api.get(path_for("ResourceClaim", namespace=ns))["items"]]
+
+
+def test_a_resource_no_class_maps_is_insufficient(gated, ns):
+    api = gated.api()
+    pod = legacy_pod("fpga", ns, {"example.com/fpga": "1"})
+    api.create(pod)
+    real = wait_for(lambda: _failed(api, ns, "fpga"), timeout=60, what="fpga FailedScheduling")
+    assert real.startswith("0/4 nodes are available: 4 Insufficient example.com/fpga.")
+    assert _sim_message(simulated(gated, ns, pod), ns, "fpga") == real
