@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drawb.alloc import AllocationError
+from drawb.alloc.extended import extended_claim
 from drawb.alloc.verdicts import verdicts
 from drawb.alloc.view import NodeView, PlanState, pool_of, rename, results
 from drawb.api.resourcefit import ResourceFit, counted_reasons
@@ -67,11 +68,13 @@ def _allocated_claims(workload: Workload) -> list[dict]:
 def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_at_first: bool = False,
               fit: ResourceFit | None = None) -> Preview:
     """Try every node for ``claims`` (the rest of the workload's claims must be allocated already) and the
-    extended resources ``fit`` checks (None: the pod asks for none)."""
+    extended resources ``fit`` checks (None: the pod asks for none), with the claim the scheduler makes for those
+    a DeviceClass serves where a node leaves them to DRA."""
     held = [c for c in workload.claims if c not in claims and (c.get("status") or {}).get("allocation")]
     result = Preview(workload, claims, node_count=len(state.nodes))
+    extended = extended_claim(workload.pod, state.classes, state.kubernetes_version, state.feature_gates) if fit else None
     try:
-        for verdict in verdicts(state, workload.pod, claims, held, fit):
+        for verdict in verdicts(state, workload.pod, claims, held, fit, extended):
             if verdict.reason is not None:
                 for reason in counted_reasons(verdict.reason, verdict.node, fit):
                     result.rejected[reason] = result.rejected.get(reason, 0) + 1

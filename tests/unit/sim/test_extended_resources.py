@@ -323,3 +323,27 @@ def test_class_mapping_by_version():
     assert class_mapping(classes, 37) == {"nvidia.com/gpu": "new", "deviceclass.resource.kubernetes.io/plain": "plain",
                                           "deviceclass.resource.kubernetes.io/old": "old",
                                           "deviceclass.resource.kubernetes.io/new": "new"}
+
+
+@pytest.mark.parametrize("gpus, node", [(8, A100), (9, None)])
+def test_preview_and_why_agree_with_the_scheduler_on_the_dra_road(gpus, node, tmp_path):
+    import yaml
+
+    from drawb.commands.registry import run_line
+    from drawb.session import Session
+
+    sim = gated()
+    session = Session()
+    session._cluster = sim
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(yaml.safe_dump(legacy("p", gpus=gpus)))
+    previewed = run_line(session, f"preview -f {manifest}")
+    sim.apply([legacy("p", gpus=gpus)])
+    phase, bound, message = scheduled(sim, "p")
+    assert bound == node and previewed.data["pick"] == node
+    explained = run_line(session, "why pod/p")
+    if node is None:
+        assert previewed.data["rejected"] == {"cannot allocate all claims": 4}
+        assert explained.state == "pending" and explained.fits_on == []
+    else:
+        assert explained.state == "allocated" and "through DRA" in explained.summary
