@@ -106,14 +106,34 @@ def test_a_device_class_serves_the_legacy_pod(gated, ns):
     assert mine["status"]["phase"] == "Running"
     assert wait_for(lambda: api.get(path_for("Pod", "legacy-dra", ns))["status"].get("phase") == "Running",
                     timeout=60, what="legacy-dra Running")
-    # the simulated nvidia-smi in the pod lists the three allocated GPUs
-    sim.apply([{**legacy_pod("smi", ns, {"nvidia.com/gpu": "2"}, A100),
-                "spec": {**legacy_pod("smi", ns, {"nvidia.com/gpu": "2"}, A100)["spec"],
-                         "containers": [{"name": "main", "image": "cuda", "command": ["nvidia-smi", "-L"],
-                                         "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}])
+    # the simulated nvidia-smi in such a pod lists the GPUs allocated to its claim
+    smi = legacy_pod("smi", ns, {"nvidia.com/gpu": "2"}, A100)
+    smi["spec"]["containers"][0]["command"] = ["nvidia-smi", "-L"]
+    sim.apply([smi])
     sim.sleep(5)
-    lines = sim.lifecycle.container_log((ns, "smi"), "main")
-    assert [line.split(":")[0] for line in lines] == ["GPU 0", "GPU 1"]
+    assert [line.split(":")[0] for line in sim.lifecycle.container_log((ns, "smi"), "main")] == ["GPU 0", "GPU 1"]
+
+
+def test_containers_and_an_init_container_get_their_requests(gated, ns):
+    """One request per container (1.34), or the init container reusing the devices of the one after it (1.35 on)."""
+    api = gated.api()
+    pod = legacy_pod("multi", ns, {"nvidia.com/gpu": "2"}, A100)
+    spec = pod["spec"]
+    spec["initContainers"] = [{"name": "init", "image": "ubuntu:24.04", "command": ["true"],
+                               "resources": {"limits": {"nvidia.com/gpu": "1"}}}]
+    spec["containers"].append({"name": "side", "image": "ubuntu:24.04", "command": ["sleep", "infinity"],
+                               "resources": {"requests": {"memory": "1Gi", "nvidia.com/gpu": "1"},
+                                             "limits": {"memory": "1Gi", "nvidia.com/gpu": "1"}}})
+    api.create(pod)
+    real = wait_for(lambda: (p := api.get(path_for("Pod", "multi", ns)))["status"].get("extendedResourceClaimStatus")
+                    and p["spec"].get("nodeName") and p, timeout=60, what="multi bound with its claim")
+    sim = simulated(gated, ns, pod)
+    mine = sim.get("Pod", "multi", ns)
+    assert mine["spec"]["nodeName"] == real["spec"]["nodeName"]
+    real_status, sim_status = real["status"]["extendedResourceClaimStatus"], mine["status"]["extendedResourceClaimStatus"]
+    assert sim_status["requestMappings"] == real_status["requestMappings"]
+    real_claim = api.get(path_for("ResourceClaim", real_status["resourceClaimName"], ns))
+    assert _shape(sim.get("ResourceClaim", sim_status["resourceClaimName"], ns)) == _shape(real_claim)
 
 
 def test_devices_short_on_every_node(gated, ns):
