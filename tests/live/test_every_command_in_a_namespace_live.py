@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from drawb.access import rbac
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
-from tests import credscan
+from tests.live.accounts import service_account, token_kubeconfig
 
 pytestmark = pytest.mark.live
 
@@ -94,7 +93,7 @@ def home(control_plane, tmp_path_factory):
     api = control_plane.api()
     namespace = control_plane.create_namespace("nsread")
     folder = tmp_path_factory.mktemp("nsread")
-    api.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": ACCOUNT, "namespace": namespace}})
+    service_account(control_plane, namespace, ACCOUNT)
     printed = subprocess.run([sys.executable, "-m", "drawb.cli", "rbac", "-n", namespace, "--service-account",
                               f"{namespace}:{ACCOUNT}"], capture_output=True, text=True, env=_env(), timeout=120)
     assert printed.returncode == 0, printed.stderr
@@ -105,18 +104,7 @@ def home(control_plane, tmp_path_factory):
     api.create({**BIG_POD, "metadata": {"name": "big-pod", "namespace": namespace}})
     wait_for(lambda: api.request("GET", path_for("ResourceClaim", None, namespace))["items"],
              what="the claim of big-pod", timeout=120)
-    token = control_plane.kubectl("create", "token", ACCOUNT, "-n", namespace, "--duration=1h").stdout.strip()
-    credscan.remember(token, f"the token of {namespace}/{ACCOUNT}")
-    admin = yaml.safe_load(control_plane.kubeconfig.read_text())
-    cluster = dict(admin["clusters"][0]["cluster"])
-    if not cluster.get("certificate-authority", "/").startswith("/"):
-        cluster["certificate-authority"] = str(control_plane.kubeconfig.parent / cluster["certificate-authority"])
-    path = folder / "everyday.kubeconfig"
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "everyday",
-        "clusters": [{"name": "local", "cluster": cluster}], "users": [{"name": ACCOUNT, "user": {"token": token}}],
-        "contexts": [{"name": "everyday", "context": {"cluster": "local", "user": ACCOUNT}}]}))
-    credscan.remember_kubeconfig(path)
+    path, _ = token_kubeconfig(control_plane, namespace, ACCOUNT, folder / "everyday.kubeconfig", context="everyday")
     (folder / "applied.yaml").write_text(APPLIED)
     yield Home(namespace, str(path), folder)
     for obj in yaml.safe_load_all(manifest):

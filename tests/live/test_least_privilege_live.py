@@ -5,7 +5,6 @@ they write anything, so nothing is half-done."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from drawb import versions
 from drawb.access import rbac
 from drawb.cli import main
 from drawb.testing.api import path_for
-from tests import credscan
+from tests.live.accounts import service_account, token_kubeconfig
 
 pytestmark = pytest.mark.live
 TEMPLATE = """apiVersion: resource.k8s.io/v1
@@ -43,20 +42,8 @@ class Account(tuple):
 
 
 def _account(control_plane, home: str, name: str, folder) -> Account:
-    control_plane.api().create({"apiVersion": "v1", "kind": "ServiceAccount",
-                                "metadata": {"name": name, "namespace": home}})
-    token = control_plane.kubectl("create", "token", name, "-n", home, "--duration=1h").stdout.strip()
-    credscan.remember(token, f"the token of {home}/{name}")
-    admin = yaml.safe_load(control_plane.kubeconfig.read_text())
-    cluster = dict(admin["clusters"][0]["cluster"])
-    if not cluster.get("certificate-authority", "/").startswith("/"):
-        cluster["certificate-authority"] = str(control_plane.kubeconfig.parent / cluster["certificate-authority"])
-    path = folder / f"{name}.kubeconfig"
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": name,
-        "clusters": [{"name": "local", "cluster": cluster}], "users": [{"name": name, "user": {"token": token}}],
-        "contexts": [{"name": name, "context": {"cluster": "local", "user": name, "namespace": home}}]}))
-    credscan.remember_kubeconfig(path)
+    service_account(control_plane, home, name)
+    path, _ = token_kubeconfig(control_plane, home, name, folder / f"{name}.kubeconfig", default_namespace=home)
     return Account(home, name, str(path))
 
 

@@ -12,7 +12,7 @@ import yaml
 from drawb.access import rbac
 from drawb.cli import main
 from drawb.testing.api import path_for
-from tests import credscan
+from tests.live.accounts import service_account, token_kubeconfig
 
 pytestmark = pytest.mark.live
 ACCOUNT = "drawb-tester"
@@ -33,23 +33,11 @@ def restricted(control_plane, tmp_path_factory):
     """(namespace, another namespace, kubeconfig path, token) of a ServiceAccount bound by drawb's manifest alone."""
     api = control_plane.api()
     home, other = control_plane.create_namespace("rbac-home"), control_plane.create_namespace("rbac-other")
-    api.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": ACCOUNT, "namespace": home}})
+    service_account(control_plane, home, ACCOUNT)
     manifest = rbac.to_yaml(rbac.manifest(home, rbac.subject(service_account=ACCOUNT, namespace=home)))
     control_plane.kubectl("apply", "-f", "-", input=manifest)
-    token = control_plane.kubectl("create", "token", ACCOUNT, "-n", home, "--duration=1h").stdout.strip()
-    credscan.remember(token, f"the TokenRequest token of {home}/{ACCOUNT}")
-    admin = yaml.safe_load(control_plane.kubeconfig.read_text())
-    cluster = dict(admin["clusters"][0]["cluster"])
-    for key in ("certificate-authority",):  # relative paths of the admin kubeconfig, made absolute
-        if key in cluster and not cluster[key].startswith("/"):
-            cluster[key] = str(control_plane.kubeconfig.parent / cluster[key])
-    config = {"apiVersion": "v1", "kind": "Config", "current-context": "restricted",
-              "clusters": [{"name": "local", "cluster": cluster}],
-              "users": [{"name": ACCOUNT, "user": {"token": token}}],
-              "contexts": [{"name": "restricted", "context": {"cluster": "local", "user": ACCOUNT, "namespace": home}}]}
-    path = tmp_path_factory.mktemp("rbac") / "restricted.kubeconfig"
-    path.write_text(json.dumps(config))
-    credscan.remember_kubeconfig(path)
+    path, token = token_kubeconfig(control_plane, home, ACCOUNT, tmp_path_factory.mktemp("rbac") / "restricted.kubeconfig",
+                                   default_namespace=home, context="restricted")
     yield Restricted(home, other, str(path), token)
     for obj in reversed(list(yaml.safe_load_all(manifest))):
         kind, meta = obj["kind"], obj["metadata"]
@@ -130,17 +118,12 @@ def test_without_the_cluster_role_views_say_what_is_missing_and_doctor_degrades(
                                                                                  tmp_path):
     home, _, kubeconfig, _ = restricted
     account = "role-only"
-    control_plane.api().create({"apiVersion": "v1", "kind": "ServiceAccount",
-                                "metadata": {"name": account, "namespace": home}})
+    service_account(control_plane, home, account)
     role_only = [o for o in rbac.manifest(home, rbac.subject(service_account=account, namespace=home))
                  if o["kind"] == "RoleBinding"]  # the Role exists already; no ClusterRoleBinding
     control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(role_only))
-    token = control_plane.kubectl("create", "token", account, "-n", home, "--duration=1h").stdout.strip()
-    credscan.remember(token, f"the TokenRequest token of {home}/{account}")
-    config = json.loads(open(kubeconfig).read())
-    config["users"] = [{"name": ACCOUNT, "user": {"token": token}}]
-    path = tmp_path / "role-only.kubeconfig"
-    path.write_text(json.dumps(config))
+    path, token = token_kubeconfig(control_plane, home, account, tmp_path / "role-only.kubeconfig",
+                                   default_namespace=home)
     user = f"system:serviceaccount:{home}:{account}"
     status, _, err = _drawb(capsys, str(path), home, "devices")
     assert status == 2 and "Traceback" not in err
@@ -156,14 +139,9 @@ def test_without_the_cluster_role_views_say_what_is_missing_and_doctor_degrades(
 def test_doctor_without_any_permission_fails(control_plane, restricted, capsys, tmp_path):
     home, _, kubeconfig, _ = restricted
     account = "no-role"
-    control_plane.api().create({"apiVersion": "v1", "kind": "ServiceAccount",
-                                "metadata": {"name": account, "namespace": home}})
-    token = control_plane.kubectl("create", "token", account, "-n", home, "--duration=1h").stdout.strip()
-    credscan.remember(token, f"the TokenRequest token of {home}/{account}")
-    config = json.loads(open(kubeconfig).read())
-    config["users"] = [{"name": ACCOUNT, "user": {"token": token}}]
-    path = tmp_path / "no-role.kubeconfig"
-    path.write_text(json.dumps(config))
+    service_account(control_plane, home, account)
+    path, token = token_kubeconfig(control_plane, home, account, tmp_path / "no-role.kubeconfig",
+                                   default_namespace=home)
     status, out, err = _drawb(capsys, str(path), home, "doctor", "--json")
     checks = {c["name"]: c for c in json.loads(out)["checks"]}
     assert status == 1, err  # doctor could not read what it checks: no verdict of readiness
