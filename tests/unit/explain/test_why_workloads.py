@@ -103,29 +103,24 @@ def _replicated(kind: str, name: str, **spec) -> dict:
 
 
 def test_why_deploy_follows_its_replicasets_to_the_pods(sim):
-    deploy = _replicated("Deployment", "web", replicas=2)
-    sim.apply(template(), deploy)
-    stored = sim.cluster.get("Deployment", "web", "default")
-    replicaset = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                  "metadata": {"name": "web-5d8f7c9b6d", "namespace": "default", "ownerReferences": [
-                      {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": stored["metadata"]["uid"],
-                       "controller": True}]},
-                  "spec": {"replicas": 2, **{k: v for k, v in deploy["spec"].items() if k != "replicas"}}}
-    sim.apply(replicaset)
-    rs_uid = sim.cluster.get("ReplicaSet", "web-5d8f7c9b6d", "default")["metadata"]["uid"]
-    pods = []
-    for suffix in ("abcde", "fghij"):
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
-            "name": f"web-5d8f7c9b6d-{suffix}", "namespace": "default", "labels": {"app": "web"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f7c9b6d", "uid": rs_uid,
-                                 "controller": True}]}, "spec": pod_spec("sleep infinity", policy="Always")}
-        pods.append(pod)
-    existing = {p["metadata"]["name"] for p in sim.cluster.list("Pod", "default")}
-    sim.apply(*[p for p in pods if p["metadata"]["name"] not in existing])
+    sim.apply(template(), _replicated("Deployment", "web", replicas=2))
     sim.cluster.sleep(2)
     why = sim.why("deploy/web")
-    assert why.through == ["ReplicaSet default/web-5d8f7c9b6d"]
-    assert why.desired == 2 and why.counts.get("Running") == 2 and why.state == "running"
+    [replicaset] = sim.cluster.list("ReplicaSet", "default")
+    assert why.through == [f"ReplicaSet default/{replicaset['metadata']['name']}"]
+    assert why.desired == 2 and why.counts == {"Running": 2} and why.state == "running"
+    assert why.summary == "Deployment web wants 2 replica(s); pods now: 2 Running."
+
+
+def test_why_deploy_explains_its_pending_replicas_once(sim):
+    impossible = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA B200'"
+    web = _replicated("Deployment", "web", replicas=3)
+    web["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "b200"
+    sim.apply(template("b200", impossible), web)
+    why = sim.why("deployment/web")
+    assert why.state == "pods-pending" and why.counts == {"Pending": 3}
+    [group] = why.groups
+    assert group.explanation.state == "pending" and group.note.endswith("which the other 2 share")
 
 
 def test_why_deploy_without_pods_says_what_the_controller_waits_for(sim):
