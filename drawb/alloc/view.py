@@ -72,7 +72,7 @@ class PlanState:
         self.kubernetes_version = kubernetes_version
         self.feature_gates = dict(self.flavor.gates)
         self.consumable = self.feature_gates.get("DRAConsumableCapacity", False)
-        layout = _layout(list(nodes), list(slices))
+        layout = _layout(nodes, slices)
         self.nodes = layout.nodes
         self.classes = list(classes)
         self.class_by_name = {_name(c): c for c in self.classes}
@@ -142,8 +142,9 @@ class _Layout:
     """Nodes in name order and slices per node, with each node's pools and its slices' content names
     left out: what does not change while the cluster's nodes and slices are the same objects."""
 
-    def __init__(self, nodes: list[Obj], slices: list[Obj]) -> None:
-        self.given_nodes, self.given_slices = nodes, slices
+    def __init__(self, nodes: Sequence[Obj], slices: Sequence[Obj]) -> None:
+        self.given_nodes, self.given_slices = list(nodes), list(slices)
+        self.sources = (nodes, slices)  # tuples (which cannot change) are known again by identity
         self.nodes = sorted(nodes, key=_name)
         self.local: dict[str, list[Obj]] = {}
         self.nonlocal_slices: list[Obj] = []
@@ -197,9 +198,12 @@ class _Layout:
                     self._pool_nodes.setdefault(pool, []).append(name)
         return self._pool_nodes
 
-    def same(self, nodes: list[Obj], slices: list[Obj]) -> bool:
+    def same(self, nodes: Sequence[Obj], slices: Sequence[Obj]) -> bool:
         """Whether ``nodes`` and ``slices`` are the objects this layout was made of, in order (objects of a
-        cluster are replaced whole, never changed in place, as an informer's store holds them)."""
+        cluster are replaced whole, never changed in place, as an informer's store holds them): the same
+        tuples at once, other sequences object by object."""
+        if type(nodes) is tuple and type(slices) is tuple and nodes is self.sources[0] and slices is self.sources[1]:
+            return True
         return same_objects(nodes, self.given_nodes) and same_objects(slices, self.given_slices)
 
     def pools(self, name: str) -> list[PoolID]:
@@ -220,7 +224,7 @@ class _Layout:
 
 
 _last_layout: list[_Layout] = []
-def _layout(nodes: list[Obj], slices: list[Obj]) -> _Layout:
+def _layout(nodes: Sequence[Obj], slices: Sequence[Obj]) -> _Layout:
     """The layout of these nodes and slices (the last one is remembered, as the scheduler keeps its
     node and slice caches between pods)."""
     if _last_layout and _last_layout[0].same(nodes, slices):

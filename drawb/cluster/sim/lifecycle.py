@@ -3,7 +3,8 @@
 ``Lifecycle`` watches the simulated store (every write calls ``changed``) and, whenever the
 cluster is used, catches up with the clock: it runs the resourceclaim controller
 (``claims``), the scheduler (``scheduler``, allocating with ``drawb.alloc.Allocator``) and the
-node agent (``kubelet``) until nothing is left to do, then fires the timed steps that are due
+node agent (``kubelet``), and when the scheduler has placed what it can, the workload controllers
+(``controllers``), until nothing is left to do, then fires the timed steps that are due
 (a container starting, a command ending), each at its own time, in order. It keeps its own
 indexes of the objects it needs (nodes in name order, slices per node), updated per change.
 
@@ -85,8 +86,9 @@ class Lifecycle:
         self.classes: dict[str, dict] = {}
         self._slices: dict[str, dict] = {}
         self._slices_by_node: dict[str | None, dict[str, dict]] = {}
-        self._node_list: list[dict] | None = None  # nodes in name order, until one changes
-        self._slice_list: list[dict] | None = None  # slices in name order, until one changes
+        self._node_list: tuple[dict, ...] | None = None  # nodes in name order, until one changes
+        self._slice_list: tuple[dict, ...] | None = None  # slices in name order, until one changes
+        # (tuples: the scheduler's view knows the same tuple again at once, as the scheduler keeps its caches)
         self._claim_order: list[NsKey] | None = None  # claims' keys in order, until one is added or removed
         self._claim_work: dict[NsKey, None] = {}
         self._release_work: dict[NsKey, None] = {}
@@ -270,8 +272,6 @@ class Lifecycle:
     def _settle(self) -> None:
         while (self._claim_work or self._release_work or self._schedule_queue or self._node_work
                or any(c.queued for c in self.workload_controllers.values())):
-            for controller in self.workload_controllers.values():
-                controller.run()
             while self._claim_work:
                 key = next(iter(self._claim_work))
                 del self._claim_work[key]
@@ -288,6 +288,9 @@ class Lifecycle:
                 key = next(iter(self._schedule_queue))
                 del self._schedule_queue[key]
                 self._schedule(key)
+            else:  # the workload controllers count pods once the scheduler has placed what it can
+                for controller in self.workload_controllers.values():
+                    controller.run()
         if self._evictions_dirty:
             self._evictions_dirty = False
             self._plan_evictions()
@@ -339,17 +342,17 @@ class Lifecycle:
 
     # --- scheduler -------------------------------------------------------------------------------
 
-    def _ordered_nodes(self) -> list[dict]:
+    def _ordered_nodes(self) -> tuple[dict, ...]:
         if self._node_list is None:
-            self._node_list = [self.nodes[n] for n in sorted(self.nodes)]
+            self._node_list = tuple(self.nodes[n] for n in sorted(self.nodes))
         return self._node_list
 
     def _snapshot(self) -> PlanState:
         """The scheduler's view of the cluster for one attempt (its PreFilter state): the objects in the
         order the store lists them, so what the view keeps for them serves the commands' views too."""
         if self._slice_list is None:
-            self._slice_list = with_rule_taints([self._slices[n] for n in sorted(self._slices)],
-                                                self._applied_rules())
+            self._slice_list = tuple(with_rule_taints([self._slices[n] for n in sorted(self._slices)],
+                                                      self._applied_rules()))
         if self._claim_order is None:
             self._claim_order = sorted(self.claims)
         return PlanState(nodes=self._ordered_nodes(), slices=self._slice_list,
