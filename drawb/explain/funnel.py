@@ -142,28 +142,37 @@ class Funnel:
                                                         for keys in self.groups.values())  # fmt: skip
         return ok
 
+    @property
+    def refused(self) -> bool:
+        """Whether the allocator refused the claims on some node (``NodeStages.error``)."""
+        return any(g.stages.error for g in self.per_node.groups)
+
+    @property
+    def has_errors(self) -> bool:
+        """Whether some device fails a stage with an error on some node."""
+        return any(d.error for g in self.per_node.groups for r in g.stages.requests for d in r.drops)
+
     def ok_nodes(self, nodes: Sequence[str], stage: str) -> list[str]:
         """The nodes of ``nodes`` where every request keeps enough devices after ``stage``, in order
         (decided once per group)."""
-        group_of, ok, out = self.per_node.group_of, {}, []
-        for node in nodes:
-            group = group_of.get(node)
-            if group is None:
-                continue
-            good = ok.get(id(group))
-            if good is None:
-                good = ok[id(group)] = self.node_ok(node, stage)
-            if good:
-                out.append(node)
-        return out
+        groups = self.per_node.groups
+        good = {id(g) for g in groups if self.node_ok(g.first, stage)}
+        if not good:
+            return []
+        group_of = self.per_node.group_of
+        if len(good) == len(groups):
+            return [n for n in nodes if n in group_of]
+        return [n for n in nodes if id(group_of.get(n)) in good]
 
     def group_firsts(self, nodes: Sequence[str]) -> list[str]:
         """The first node of ``nodes`` of each group that has one there, in order."""
-        group_of, seen = self.per_node.group_of, {}
+        group_of, seen, count = self.per_node.group_of, {}, len(self.per_node.groups)
         for node in nodes:
             group = group_of.get(node)
             if group is not None and id(group) not in seen:
                 seen[id(group)] = node
+                if len(seen) == count:
+                    break
         return list(seen.values())
 
     def blocked_by(self, node: str, stage: str) -> list[tuple[str, str, str]]:

@@ -274,7 +274,7 @@ def _pending(state: ClusterState, out: Explanation, pod: Mapping[str, Any], pend
     funnel = compute(state, pending, eligible)
     local = [n for n, why in eligible.items() if why is None]
     refused = next(((n, funnel.per_node.first(n).error) for n in local
-                    if n in funnel.per_node and funnel.per_node.first(n).error), None)
+                    if n in funnel.per_node and funnel.per_node.first(n).error), None) if funnel.refused else None
     if refused is not None and "selector #" in refused[1]:
         return _selector_refusal(out, pending, *refused)
     if funnel.validation_error:
@@ -369,6 +369,8 @@ def _drop_text(drop: Drop) -> str:
 def _first_error(funnel: Funnel, local: list[str]) -> Drop | None:
     """A device whose pool or selector errors where the scheduler's search reaches it: on a node the pod
     may use with such a device, the allocator itself (exact to the scheduler's) is asked whether it stops."""
+    if not funnel.has_errors:
+        return None
     by_group: dict[int, list[Drop]] = {}  # the drops with an error of each group's first node
     for node in local:
         group = funnel.per_node.group_of.get(node)
