@@ -144,6 +144,11 @@ def explain_workload(state: ClusterState, workload: dict, intermediates: list[di
         out.kubernetes_version, out.feature_gates = first.kubernetes_version, first.feature_gates
     out.events = [f"{e.get('reason', '')}: {e.get('message', '')}" for e in _events(state, [workload, *chain])
                   if e.get("type") == "Warning"][-5:]
+    templates = sorted({e["resourceClaimTemplateName"] for p in pods if _phase(p) == "Pending"
+                        for e in (p.get("spec") or {}).get("resourceClaims") or () if e.get("resourceClaimTemplateName")})
+    if templates:
+        out.notes.append(f"the pending pods' claims are made from ResourceClaimTemplate(s) {', '.join(templates)}: a "
+                         "change to a claim goes there, and only pods created after it get claims from the new version")
     describe = {"Job": _job, "CronJob": _cronjob}.get(kind, _replicated)
     describe(out, workload, chain, pods, now or datetime.now(UTC))
     return out

@@ -46,6 +46,8 @@ def test_why_job_counts_its_pods_and_explains_the_pending_ones_once(sim):
     assert group.phase == "Pending" and len(group.pods) == 3 and group.reason.startswith("scheduler: 0/")
     assert group.explanation.target == f"pod default/{group.pods[0]}" and group.explanation.state == "pending"
     assert group.note == f"the explanation of {group.pods[0]}, which the other 2 share"
+    assert why.notes == ["the pending pods' claims are made from ResourceClaimTemplate(s) b200: a change to a claim "
+                         "goes there, and only pods created after it get claims from the new version"]
     text = str(why)
     assert "3 Pending: " in text and "first empty stage" in text
 
