@@ -9,8 +9,8 @@ tests/live against the local control plane (the real job controller, kwok nodes)
 On the local control plane kwok's ``pod-complete`` stage ends every Running pod a Job owns as Succeeded
 (exit code 0) about a second after it starts, whatever its command: a Job's pod never fails there, and
 never runs longer. ``CASES`` compare what that leaves comparable (the pods made, how many at a time, their
-claims, the scheduler's verdict, a Job that completes: status, conditions, events); ``SIMULATED_CASES`` run
-on the simulated cluster alone, where a pod ends as its command does (a failing Job).
+claims, the scheduler's verdict, a Job that completes: status, conditions, events; ``why job/NAME``);
+``SIMULATED_CASES`` run on the simulated cluster alone, where a pod ends as its command does (a failing Job).
 """
 
 from __future__ import annotations
@@ -47,6 +47,16 @@ def _finished(cluster: Cluster, ns: str, name: str) -> dict | None:
     ended = [c for c in job.get("status", {}).get("conditions") or () if c["type"] in ("Complete", "Failed")
              and c["status"] == "True"]
     return job if ended else None
+
+
+def _why(cluster: Cluster, ns: str, target: str):
+    """``why TARGET`` on ``cluster``, through the command as both front ends run it."""
+    from drawb.commands.registry import run_line
+    from drawb.session import Session
+
+    session = Session()
+    session._cluster = cluster
+    return run_line(session, f"why {target} -n {ns}")
 
 
 def _job_events(cluster: Cluster, ns: str, name: str) -> list[tuple[str, str]]:
@@ -94,6 +104,9 @@ def a_job_runs_three_completions_two_at_a_time(cluster: Cluster, ns: str) -> Non
         f"Created pod: {p['metadata']['name']}" for p in pods)
     assert ("Completed", "Job completed") in events
     _wait(cluster, lambda: not [c for c in cluster.list("ResourceClaim", ns)], "the pods' claims deleted")
+    why = _why(cluster, ns, "job/train")
+    assert (why.state, why.counts, why.desired) == ("complete", {"Succeeded": 3}, 3)
+    assert [(g.phase, len(g.pods), g.reason) for g in why.groups] == [("Succeeded", 3, "main exited 0 (Completed)")]
 
 
 def a_jobs_pods_that_cannot_fit_stay_pending(cluster: Cluster, ns: str) -> None:
@@ -111,6 +124,12 @@ def a_jobs_pods_that_cannot_fit_stay_pending(cluster: Cluster, ns: str) -> None:
     job = _wait(cluster, lambda: (j := cluster.get("Job", "greedy", ns)) and j.get("status", {}).get("active") == 2 and j,
                 "job greedy counting 2 active pods")
     assert not job["status"].get("conditions") and not job["status"].get("failed")
+    why = _why(cluster, ns, "job/greedy")
+    assert (why.state, why.counts, why.desired) == ("pods-pending", {"Pending": 2}, 4)
+    [group] = why.groups
+    assert sorted(group.pods) == sorted(p["metadata"]["name"] for p in pods)
+    assert group.reason == f"scheduler: {message}" and group.explanation.state == "pending"
+    assert group.explanation.stage == "selectors"
 
 
 def a_failing_job_stops_at_its_backoff_limit(cluster: Cluster, ns: str) -> None:
