@@ -10,6 +10,7 @@ from drawb.inventory._frame import Allocations, bool_array, object_array, string
 from drawb.inventory._read import list_items
 
 TEMPLATE_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+EXTENDED_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"  # made by the scheduler, not from a template
 
 
 def _meta(obj: dict) -> dict:
@@ -141,7 +142,8 @@ def claim_frame(claims: list[dict]) -> pd.DataFrame:
             "requests": string_array([request_summary(c.get("spec")) for c in rows]),
             "devices": object_array([allocated_devices(c) for c in rows]),
             "reserved_for": object_array([reserved_for(c) for c in rows]),
-            "from_template": bool_array([o is not None or TEMPLATE_ANNOTATION in a for o, a in zip(owners, annotations)]),
+            "from_template": bool_array([(o is not None and a.get(EXTENDED_ANNOTATION) != "true") or TEMPLATE_ANNOTATION in a
+                                         for o, a in zip(owners, annotations)]),
             "owner_pod": string_array(owners),
             "pod_claim_name": string_array([a.get(TEMPLATE_ANNOTATION) for a in annotations]),
         }

@@ -1,5 +1,7 @@
-"""Legacy extended-resource pods (``nvidia.com/gpu: 1`` in limits) with DRAExtendedResource at its default:
-the real scheduler and the simulated one agree on the pod's phase, its FailedScheduling message where no
+"""Legacy extended-resource pods (``nvidia.com/gpu: 1`` in limits) with DRAExtendedResource off (its default at
+1.34 and 1.35; a cluster of its own with it off at 1.36; at 1.37 it is locked on, and these tests are skipped
+there, named: ``test_extended_resource_dra_live.py`` covers that version): the real scheduler and the simulated one
+agree on the pod's phase, its FailedScheduling message where no
 node advertises the resource, and its node where only one node does (a kwok node whose allocatable lists
 ``nvidia.com/gpu``, as a device plugin would make it).
 """
@@ -8,13 +10,17 @@ from __future__ import annotations
 
 import pytest
 
+from drawb import versions
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.testing.api import path_for
+from drawb.testing.build import target_k8s_version
 from drawb.testing.waiting import wait_for
 
 pytestmark = pytest.mark.live
 
 PLUGIN_NODE = "device-plugin-node"
+GATE = "DRAExtendedResource"
+OFF = {GATE: False}
 
 
 def legacy_pod(name: str, namespace: str, gpus: int = 1, **more: str) -> dict:
@@ -40,8 +46,13 @@ def _unschedulable(api, namespace: str, name: str) -> dict | None:
     return None
 
 
+def simulated_cluster() -> SimCluster:
+    """The simulated cluster of the control plane's version, with the gate off."""
+    return SimCluster("default", kubernetes_version=target_k8s_version(), feature_gates=OFF)
+
+
 def _simulated(objects: list[dict], name: str, namespace: str) -> dict:
-    sim = SimCluster("default")
+    sim = simulated_cluster()
     sim.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, *objects])
     sim.sleep(1)
     return sim.get("Pod", name, namespace)
@@ -51,15 +62,28 @@ def _condition(pod: dict) -> dict:
     return next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
 
 
+@pytest.fixture(scope="module")
+def gate_off(control_plane, start_control_plane):
+    if not control_plane.feature_enabled(GATE):
+        yield control_plane
+        return
+    if versions.rules(target_k8s_version()).gates[GATE].locked:
+        pytest.skip(f"{GATE} is locked on at {target_k8s_version()}: a legacy pod takes the DRA road there "
+                    "(test_extended_resource_dra_live.py)")
+    cp = start_control_plane(OFF)
+    yield cp
+    cp.cluster.down()
+
+
 @pytest.fixture
-def default_gates(control_plane):
-    if control_plane.feature_enabled("DRAExtendedResource"):
-        pytest.fail("this test needs DRAExtendedResource at its 1.34 default (off); DRAWB_FEATURE_GATES turns it on")
-    return control_plane
+def namespace(gate_off, request):
+    name = gate_off.create_namespace(request.node.name)
+    yield name
+    gate_off.api().delete(path_for("Namespace", name))
 
 
-def test_no_node_offers_the_resource(default_gates, namespace):
-    api = default_gates.api()
+def test_no_node_offers_the_resource(gate_off, namespace):
+    api = gate_off.api()
     nodes = api.get(path_for("Node"))["items"]
     assert not any("nvidia.com/gpu" in (n.get("status", {}).get("allocatable") or {}) for n in nodes)
     pod = legacy_pod("legacy-gpu", namespace)
@@ -74,8 +98,8 @@ def test_no_node_offers_the_resource(default_gates, namespace):
     assert _condition(simulated)["reason"] == _condition(real)["reason"] == "Unschedulable"
 
 
-def test_every_short_resource_is_counted(default_gates, namespace):
-    api = default_gates.api()
+def test_every_short_resource_is_counted(gate_off, namespace):
+    api = gate_off.api()
     pod = legacy_pod("two-short", namespace, **{"example.com_fpga": "1"})
     api.create(pod)
     real = wait_for(lambda: _unschedulable(api, namespace, "two-short"), timeout=60, what="FailedScheduling")
@@ -84,8 +108,8 @@ def test_every_short_resource_is_counted(default_gates, namespace):
     assert _condition(_simulated([pod], "two-short", namespace))["message"] == message
 
 
-def test_only_the_plugin_node_takes_the_pod(default_gates, namespace):
-    api = default_gates.api()
+def test_only_the_plugin_node_takes_the_pod(gate_off, namespace):
+    api = gate_off.api()
     try:
         api.create(plugin_node(gpus=1))
         first, second = legacy_pod("legacy-a", namespace), legacy_pod("legacy-b", namespace)
@@ -97,7 +121,7 @@ def test_only_the_plugin_node_takes_the_pod(default_gates, namespace):
         # the node's one GPU is taken: the second pod waits, in the same words on both
         api.create(second)
         real = wait_for(lambda: _unschedulable(api, namespace, "legacy-b"), timeout=60, what="legacy-b FailedScheduling")
-        sim = SimCluster("default")
+        sim = simulated_cluster()
         sim.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, plugin_node(gpus=1), first])
         sim.sleep(0.2)
         sim.apply([second])

@@ -24,11 +24,14 @@ def _is_gpu(device: Obj) -> bool:
     return kind.get("string") == "gpu"
 
 
-def assign(pod: Obj, node: Obj, devices: Iterable[Obj], taken: set[str]) -> dict[str, list[str]]:
-    """Container name -> the names of the GPUs it gets, for ``pod`` on ``node`` whose published ``devices`` are
-    given, those named in ``taken`` held by other pods (empty where the node's device plugin serves no GPU)."""
-    if not node_allocatable(node).get(GPU_RESOURCE):
-        return {}
+def serves_gpus(node: Obj) -> bool:
+    """Whether a device plugin on ``node`` advertises GPUs (its allocatable offers ``nvidia.com/gpu``)."""
+    return bool(node_allocatable(node).get(GPU_RESOURCE))
+
+
+def assign(pod: Obj, devices: Iterable[Obj], taken: set[str]) -> dict[str, list[str]]:
+    """Container name -> the names of the GPUs it gets, for ``pod`` on a node that ``serves_gpus`` whose published
+    ``devices`` are given, those named in ``taken`` held by other pods."""
     free = [d["name"] for d in devices if _is_gpu(d) and d["name"] not in taken]
     handed: dict[str, list[str]] = {}
     for container in (pod.get("spec") or {}).get("containers") or ():

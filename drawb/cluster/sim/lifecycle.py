@@ -585,10 +585,12 @@ class Lifecycle:
     def _plugin_devices(self, pod: dict) -> dict[str, list[str]]:
         """The GPUs a device plugin hands each container of ``pod`` on its node (those other pods there hold left out)."""
         node = pod["spec"].get("nodeName")
+        if not deviceplugin.serves_gpus(self.nodes.get(node or "") or {}):
+            return {}
         taken = {name for key, run in self._runs.items() if key in self.pods
                  and self.pods[key]["spec"].get("nodeName") == node and not claimctl.is_done(self.pods[key])
                  for names in run.plugin_devices.values() for name in names}
-        return deviceplugin.assign(pod, self.nodes.get(node or "") or {}, [d for _, d in self._node_devices(node)], taken)
+        return deviceplugin.assign(pod, [d for _, d in self._node_devices(node)], taken)
 
     def container_devices(self, pod: dict, container: dict) -> list[dict]:
         """The devices ``container`` sees: those allocated to the claims (or requests) it names, to the requests

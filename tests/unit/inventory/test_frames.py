@@ -70,6 +70,12 @@ def test_claim_frame():
     assert frame.loc["train", "requests"] == "gpu: 2 x gpu.nvidia.com"
     assert bool(frame.loc["shared", "from_template"]) and not bool(frame.loc["train", "from_template"])
     assert frame.loc["shared", "owner_pod"] == "a"
+    extended = copy.deepcopy(CLAIMS[0])  # the claim the scheduler makes for a pod's extended resources
+    extended["metadata"].update(name="p-extended-resources-abcde", annotations={
+        "resource.kubernetes.io/extended-resource-claim": "true"}, ownerReferences=[
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u", "controller": True}])
+    row = claim_frame([extended]).iloc[0]
+    assert row["owner_pod"] == "p" and not bool(row["from_template"])
     allocated = copy.deepcopy(CLAIMS[0])
     del allocated["status"]["reservedFor"]
     assert claim_frame([allocated])["state"].tolist() == ["allocated"]
