@@ -106,7 +106,11 @@ def explain_legacy(state: ClusterState, out: Explanation, pod: Mapping[str, Any]
     out.notes.append(_gate_text(state, on))
     node_name = (pod.get("spec") or {}).get("nodeName")
     if has_ended(pod):
-        out.state, out.summary = r.ENDED, f"{ended_text(pod)}; it asked for {asked} through a device plugin"
+        claim = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+        road = (f"through DRA: the scheduler made ResourceClaim {claim} for it"
+                + ("" if state.claim((pod.get("metadata") or {}).get("namespace", ""), claim) else ", deleted since")
+                if claim else "through a device plugin")
+        out.state, out.summary = r.ENDED, f"{ended_text(pod)}; it asked for {asked} {road}"
         return out
     if node_name:
         running = (pod.get("status") or {}).get("phase") == "Running"

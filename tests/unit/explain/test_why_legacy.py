@@ -71,3 +71,15 @@ def test_devices_short_on_the_dra_road(make_sim):
     assert out.excluded["a100-sxm-node-01"] == ("cannot allocate all claims: the claim the scheduler would make asks "
                                                 "for 9 of DeviceClass gpu.nvidia.com, more than the node has free")
     assert [m.kind for m in out.remedies] == ["wait"]
+
+
+def test_an_ended_pod_on_the_dra_road_names_its_claim(make_sim):
+    sim = make_sim(gates={"DRAExtendedResource": True})
+    pod = {**LEGACY, "spec": {**LEGACY["spec"], "containers": [{**LEGACY["spec"]["containers"][0], "command": ["true"]}]}}
+    sim.apply(pod)
+    sim.cluster.sleep(30)
+    claim = sim.cluster.get("Pod", "legacy-gpu", "default")["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+    out = sim.why("pod/legacy-gpu")
+    # 1.34's resourceclaim controller leaves the claim of an ended pod in place
+    assert out.state == r.ENDED and out.summary.endswith(
+        f"it asked for nvidia.com/gpu: 1 through DRA: the scheduler made ResourceClaim {claim} for it")
