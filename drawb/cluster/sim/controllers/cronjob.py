@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from drawb.api import cron
 from drawb.cluster.sim.controllers.host import Host, NsKey
 from drawb.cluster.sim.controllers.job import controller_of, is_finished
+from drawb.cluster.sim.controllers.owners import owner_reference
 from drawb.cluster.sim.tree import copy_tree
 
 COMPONENT = "cronjob-controller"
@@ -43,8 +44,7 @@ def job_for(cronjob: dict, scheduled: datetime) -> dict:
         job_meta["labels"] = dict(template_meta["labels"])
     job_meta["annotations"] = {**(template_meta.get("annotations") or {}),
                                SCHEDULED_ANNOTATION: scheduled.isoformat().replace("+00:00", "Z")}
-    job_meta["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "CronJob", "name": meta["name"],
-                                    "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
+    job_meta["ownerReferences"] = [owner_reference(cronjob)]
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": copy_tree(template.get("spec") or {})}
 
 

@@ -28,7 +28,7 @@ Not modelled: ``backoffLimitPerIndex`` and the ``FailIndex`` action, ``successPo
 from __future__ import annotations
 
 from drawb.cluster.sim.controllers.host import Host, NsKey
-from drawb.cluster.sim.publish import name_suffix
+from drawb.cluster.sim.controllers.owners import generated_name, is_done, is_ready, pod_from_template
 from drawb.cluster.sim.tree import copy_tree
 
 COMPONENT = "job-controller"
@@ -141,43 +141,29 @@ def matching_failure_rule(job: dict, pod: dict) -> tuple[str, str] | None:
 
 def pod_for(job: dict, serial: int, index: int | None) -> dict:
     """The pod the controller creates for ``job`` (its ``serial``-th pod; ``index`` for an Indexed Job)."""
-    meta, template = job["metadata"], job["spec"].get("template") or {}
-    template_meta = template.get("metadata") or {}
+    meta = job["metadata"]
     prefix = f"-{index}-" if index is not None else "-"
     base = meta["name"][: _MAX_GENERATED_BASE - len(prefix)] + prefix
-    labels = dict(template_meta.get("labels") or {})
-    annotations = dict(template_meta.get("annotations") or {})
-    spec = copy_tree(template.get("spec") or {})
-    if index is not None:
-        labels[INDEX_KEY] = annotations[INDEX_KEY] = str(index)
-        spec.setdefault("hostname", f"{meta['name']}-{index}")
-        for container in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
-            env = container.setdefault("env", [])
-            if not any(e.get("name") == INDEX_ENV for e in env):
-                env.append({"name": INDEX_ENV, "valueFrom": {"fieldRef": {
-                    "apiVersion": "v1", "fieldPath": f"metadata.labels['{INDEX_KEY}']"}}})
-    pod_meta: dict = {"name": base + name_suffix("job-pod", meta["namespace"], meta.get("uid"), serial),
-                      "generateName": base, "namespace": meta["namespace"], "labels": labels}
-    if annotations:
-        pod_meta["annotations"] = annotations
-    pod_meta["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": meta["name"],
-                                    "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
-    pod_meta["finalizers"] = [TRACKING_FINALIZER]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec, "status": {"phase": "Pending"}}
+    labels = {INDEX_KEY: str(index)} if index is not None else {}
+    pod = pod_from_template(job, job["spec"].get("template") or {},
+                            generated_name(base, "job-pod", meta["namespace"], meta.get("uid"), serial), base, labels)
+    pod["metadata"]["finalizers"] = [TRACKING_FINALIZER]
+    if index is None:
+        return pod
+    pod["metadata"]["annotations"] = {**(pod["metadata"].get("annotations") or {}), INDEX_KEY: str(index)}
+    spec = pod["spec"]
+    spec.setdefault("hostname", f"{meta['name']}-{index}")
+    for container in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
+        env = container.setdefault("env", [])
+        if not any(e.get("name") == INDEX_ENV for e in env):
+            env.append({"name": INDEX_ENV, "valueFrom": {"fieldRef": {
+                "apiVersion": "v1", "fieldPath": f"metadata.labels['{INDEX_KEY}']"}}})
+    return pod
 
 
 def _condition(kind: str, reason: str, message: str, when: str) -> dict:
     return {"type": kind, "status": "True", "lastProbeTime": when, "lastTransitionTime": when, "reason": reason,
             "message": message}
-
-
-def _done(pod: dict) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
-def _ready(pod: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or ())
 
 
 class JobController:
@@ -218,7 +204,7 @@ class JobController:
             pods = self._pods.setdefault(owner.get("uid", ""), {})
             if deleted:
                 pods.pop(key, None)
-                if TRACKING_FINALIZER in (obj["metadata"].get("finalizers") or ()) and not _done(obj):
+                if TRACKING_FINALIZER in (obj["metadata"].get("finalizers") or ()) and not is_done(obj):
                     self._lost[owner.get("uid", "")] = self._lost.get(owner.get("uid", ""), 0) + 1
             else:
                 pods[key] = None
@@ -262,13 +248,13 @@ class JobController:
         finish = self._count(draft, uid)
         spec = draft["spec"]
         if spec.get("suspend"):
-            self._delete(draft, [p for p in self.pods_of(draft) if not _done(p)])
+            self._delete(draft, [p for p in self.pods_of(draft) if not is_done(p)])
         elif not status.get("startTime"):
             status["startTime"] = self.host.timestamp()
             self._started[uid] = self.host.now
             if spec.get("activeDeadlineSeconds") is not None:
                 self.host.after(float(spec["activeDeadlineSeconds"]), self.ACTION, key, uid)
-        active = [p for p in self.pods_of(draft) if not _done(p)]
+        active = [p for p in self.pods_of(draft) if not is_done(p)]
         finish = finish or self._failure(draft, active) or self._success(draft, active)
         if finish is not None:
             self._delete(draft, active)
@@ -289,7 +275,7 @@ class JobController:
         failed = self._lost.pop(uid, 0)
         succeeded = 0
         for pod in self.pods_of(job):
-            if not _done(pod) or TRACKING_FINALIZER not in (pod["metadata"].get("finalizers") or ()):
+            if not is_done(pod) or TRACKING_FINALIZER not in (pod["metadata"].get("finalizers") or ()):
                 continue
             if pod["status"]["phase"] == "Succeeded":
                 index = completion_index(pod)
@@ -375,7 +361,7 @@ class JobController:
         else:
             want = max(0, min(parallelism, completions - status.get("succeeded", 0)))
         if len(active) > want:
-            extra = sorted(active, key=lambda p: (p["status"].get("phase") == "Running", _ready(p)))[: len(active) - want]
+            extra = sorted(active, key=lambda p: (p["status"].get("phase") == "Running", is_ready(p)))[: len(active) - want]
             self._delete(job, extra)
             return [p for p in active if p not in extra]
         missing = want - len(active)
@@ -423,7 +409,7 @@ class JobController:
         if draft["spec"].get("completionMode") == "Indexed":
             ordered["completedIndexes"] = status.get("completedIndexes", "")
         ordered["uncountedTerminatedPods"] = {}
-        ordered["ready"] = sum(1 for p in active if _ready(p))
+        ordered["ready"] = sum(1 for p in active if is_ready(p))
         if ordered != job.get("status"):
             draft["status"] = ordered
             self.jobs[(draft["metadata"]["namespace"], draft["metadata"]["name"])] = self.host.update(draft)
