@@ -20,7 +20,8 @@ devices in use change, so what the commands keep for an unchanged cluster is mad
 Anchors in the same run: the simulated scheduler's own decision for the trainer pod
 (``Lifecycle.decide``: its PreFilter state, a ``PlanState``, and its filters through
 ``drawb.alloc.verdicts``, alike nodes allocated once), which reaches the same verdict (no node) with
-no explanation; and reading the objects ``why`` reads (``read_state``: the Cluster protocol's lists), the floor of any command; and
+no explanation; and reading the scheduler's view ``why`` reads (``read_view``: the Cluster protocol's lists and
+the ``PlanState`` made of them), the floor of any command; and
 importing pandas in a fresh interpreter, which the first command making a table pays once per process
 (``why`` makes none: the preview after it pays it in its first call).
 """
@@ -146,10 +147,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {label} | first {first * 1e3:,.0f} ms | again median {statistics.median(again) * 1e3:,.0f} ms "
               f"(min {min(again) * 1e3:,.0f}) |")
         print(f"    {summary[:300]}")
-    from drawb.commands.why import read_state
+    from drawb.plan.read import read_view
 
-    reads = [timed(lambda: read_state(session))[0] for _ in range(max(1, args.runs))]
-    print(f"| anchor: read_state (the Cluster protocol's lists) | median {statistics.median(reads) * 1e3:,.0f} ms |")
+    reads = [timed(lambda: read_view(session.cluster, session.rules_version, explaining=True))[0]
+             for _ in range(max(1, args.runs))]
+    print(f"| anchor: read_view (the Cluster protocol's lists, the PlanState made of them) | median "
+          f"{statistics.median(reads) * 1e3:,.0f} ms |")
     anchors = [timed(lambda: decision(sim)) for _ in range(max(1, args.runs // 2))]
     print(f"| anchor: simulated scheduler's decision for the trainer pod (node: {anchors[-1][1]}) | median "
           f"{statistics.median(a[0] for a in anchors) * 1e3:,.0f} ms |")

@@ -2,7 +2,7 @@
 claims holding each device (with their admin access), in the claims' order.
 
 ``preview``, ``capacity`` and the simulated scheduler read it per pool (``PlanState``), ``why`` per
-device (who holds it). The last index made is remembered: asked again for the same claims (the same
+device (``Holders``: who holds it). The last index made is remembered: asked again for the same claims (the same
 objects in the same order) it is returned as it is; for other claims it is made from the last one,
 indexing again only the claims added or removed (objects of a cluster are replaced whole, never
 changed in place, as an informer's store holds them), and it knows which pools changed. An index
@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Obj = Mapping[str, Any]
@@ -94,6 +95,50 @@ class ClaimIndex:
         if other is not None and self._base is not None and self._base() is other:
             return self._changed
         return None
+
+
+@dataclass
+class Holder:
+    """A claim holding a device, and the pods it is reserved for."""
+
+    claim: str  # namespace/name
+    pods: list[str]  # namespace/name of the pods in reservedFor
+    admin: bool = False
+
+    def __str__(self) -> str:
+        return f"claim {self.claim}" + (f" (pod {', '.join(self.pods)})" if self.pods else " (no pod)")
+
+
+class Holders(Mapping):
+    """Device -> the Holders of it (admin-access results too, marked), read from an index; a device's
+    Holders are made when asked for."""
+
+    def __init__(self, index: ClaimIndex) -> None:
+        self._by_device = index.by_device
+        self._made: dict[DeviceID, list[Holder]] = {}
+
+    def __getitem__(self, device_id: DeviceID) -> list[Holder]:
+        made = self._made.get(device_id)
+        if made is None:
+            made = self._made[device_id] = [_holder(claim, admin) for claim, admin in self._by_device[device_id]]
+        return made
+
+    def __iter__(self) -> Iterator[DeviceID]:
+        return iter(self._by_device)
+
+    def __len__(self) -> int:
+        return len(self._by_device)
+
+    def __contains__(self, device_id: object) -> bool:
+        return device_id in self._by_device
+
+
+def _holder(claim: Obj, admin: bool) -> Holder:
+    meta = claim.get("metadata") or {}
+    namespace = meta.get("namespace", "")
+    reserved = (claim.get("status") or {}).get("reservedFor") or []
+    pods = [f"{namespace}/{r.get('name', '')}" for r in reserved if r.get("resource") == "pods"]
+    return Holder(f"{namespace}/{meta.get('name', '')}", pods, admin)
 
 
 def _put(into: dict, key: Any, value: list) -> None:

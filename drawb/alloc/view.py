@@ -9,18 +9,24 @@ the same allocation, up to pool and node names (``rename``). Slices that are not
 (``allNodes``, ``nodeSelector``) make every node its own group. The nodes in order, the slices per
 node and their canonical content are remembered for the last nodes and slices seen (the same
 objects), so the next command on an unchanged cluster does not redo them.
+
+It is the one snapshot of the scheduler's view: the simulated scheduler, ``preview``, ``capacity`` and
+``why`` read it. ``why`` also reads the pods, claim templates and events it holds (those of one
+namespace, or of every namespace), who holds each device (``holders``) and the nodes alike
+(``signature``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import orjson
 
 from drawb.alloc.allocator import allocate_with
-from drawb.alloc.claimindex import ClaimIndex, claim_index, same_objects
+from drawb.alloc.claimindex import ClaimIndex, Holders, claim_index, same_objects
 from drawb.alloc.state import AllocatedState, changed_since, gather_allocated, tally_of
 from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.collector import collector_paused
@@ -32,6 +38,11 @@ PoolID = tuple[str, str]
 
 def _name(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("name", "")
+
+
+def _key(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace", ""), meta.get("name", "")
 
 
 def results(claim: Obj) -> list[dict]:
@@ -60,10 +71,16 @@ class NodeView:
 
 
 class PlanState:
-    """Nodes, slices, classes and allocated claims of a cluster, under its version and gates."""
+    """Nodes, slices, classes and allocated claims of a cluster, under its version and gates; the pods,
+    claim templates and events read with them (``pods_namespace``: those of that namespace only; None: of
+    every namespace); ``where`` describes the cluster, ``simulated`` says whether it is."""
 
     def __init__(self, *, nodes: Iterable[Obj], slices: Iterable[Obj], classes: Iterable[Obj],
-                 claims: Iterable[Obj], kubernetes_version: str, feature_gates: Mapping[str, bool] | None):
+                 claims: Iterable[Obj], kubernetes_version: str, feature_gates: Mapping[str, bool] | None,
+                 pods: Iterable[Obj] = (), templates: Iterable[Obj] = (), events: Iterable[Obj] = (),
+                 pods_namespace: str | None = None, where: str = "", simulated: bool = False):
+        self.pods, self.templates, self.events = list(pods), list(templates), list(events)
+        self.pods_namespace, self.where, self.simulated = pods_namespace, where, simulated
         with collector_paused():
             self._gather(nodes, slices, classes, claims, kubernetes_version, feature_gates)
 
@@ -74,6 +91,7 @@ class PlanState:
         self.consumable = self.feature_gates.get("DRAConsumableCapacity", False)
         layout = _layout(nodes, slices)
         self.nodes = layout.nodes
+        self.slices = layout.given_slices
         self.classes = list(classes)
         self.class_by_name = {_name(c): c for c in self.classes}
         self._layout = layout
@@ -82,9 +100,71 @@ class PlanState:
         self.claims = list(claims)
         self._index = claim_index(self.claims)
         self._by_pool = self._index.by_pool
-        self._in_use = in_use_by_pool(gather_allocated(self.claims, self.consumable))
+        self.allocated = gather_allocated(self.claims, self.consumable)
+        self._in_use = in_use_by_pool(self.allocated)
         self._views = layout.views(self._index)
         self._signatures = layout.signatures(self._in_use)
+
+    # --- the objects, by name ----------------------------------------------------------------
+
+    def pod_read(self, namespace: str) -> bool:
+        """Whether the pods of ``namespace`` were read."""
+        return self.pods_namespace is None or self.pods_namespace == namespace
+
+    def pod(self, namespace: str, name: str) -> Obj | None:
+        return self._pods.get((namespace, name))
+
+    def claim(self, namespace: str, name: str) -> Obj | None:
+        return self._claims.get((namespace, name))
+
+    def template(self, namespace: str, name: str) -> Obj | None:
+        return next((t for t in self.templates if _key(t) == (namespace, name)), None)
+
+    def device_class(self, name: str) -> Obj | None:
+        return self.class_by_name.get(name)
+
+    @cached_property
+    def _pods(self) -> dict[tuple[str, str], Obj]:
+        return {_key(p): p for p in self.pods}
+
+    @cached_property
+    def _claims(self) -> dict[tuple[str, str], Obj]:
+        return {_key(c): c for c in self.claims}
+
+    @cached_property
+    def allocated_claims(self) -> list[Obj]:
+        return [c for c in self.claims if (c.get("status") or {}).get("allocation")]
+
+    @cached_property
+    def holders(self) -> Holders:
+        """Who holds each allocated device (admin-access results too, marked)."""
+        return Holders(self._index)
+
+    @cached_property
+    def node_by_name(self) -> dict[str, Obj]:
+        return {_name(n): n for n in self.nodes}
+
+    def slices_for(self, node: str) -> list[Obj]:
+        """The slices that may be visible on ``node``: its own, then those not local to one node."""
+        return [*self._local.get(node, ()), *self.nonlocal_slices]
+
+    def pod_events(self, pod: Obj) -> list[Obj]:
+        """Events about ``pod`` (by uid where the event names one, else by name), oldest first."""
+        uid = (pod.get("metadata") or {}).get("uid")
+        namespace, name = _key(pod)
+        found = []
+        for event in self.events:
+            involved = event.get("involvedObject") or event.get("regarding") or {}
+            if involved.get("kind") != "Pod" or involved.get("name") != name:
+                continue
+            if (involved.get("namespace") or _key(event)[0]) != namespace:
+                continue
+            if uid and involved.get("uid") and involved["uid"] != uid:
+                continue
+            found.append(event)
+        return found
+
+    # --- allocating node by node ---------------------------------------------------------------
 
     def view(self, node: Obj) -> NodeView:
         """What an allocation on ``node`` looks at (remembered per node)."""
@@ -119,6 +199,11 @@ class PlanState:
             return None
         index = self._layout._nodes_of_pool()
         return {name for pool in wanted for name in index.get(pool, ())}
+
+    @cached_property
+    def disjoint(self) -> bool:
+        """Whether no device is visible on two nodes: every slice is one node's, and each pool too."""
+        return not self.nonlocal_slices and all(len(names) == 1 for names in self._layout._nodes_of_pool().values())
 
     # --- alike nodes -------------------------------------------------------------------------
 

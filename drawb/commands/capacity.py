@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drawb.commands.preview import FILE, JSON, NAMESPACE, TARGET, plan_state, workload_for
+from drawb.commands.preview import FILE, JSON, NAMESPACE, TARGET, workload_for
 from drawb.commands.registry import JsonResult, command
 from drawb.session import Session
 
@@ -11,11 +11,12 @@ from drawb.session import Session
          "out first, MIG devices left unusable, shared counters left.", TARGET, FILE, NAMESPACE, JSON)
 def capacity_command(session: Session, args, cell):
     from drawb.plan import capacity
+    from drawb.plan.read import read_view
     from drawb.plan.report import capacity_report
     from drawb.collector import collector_paused
 
     workload = workload_for(session, args.target, args.file, args.namespace)
     with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
-        state, where, _ = plan_state(session)
-        report = capacity_report(capacity(workload, state), where)
+        state = read_view(session.cluster, session.rules_version)
+        report = capacity_report(capacity(workload, state), state.where)
     return JsonResult(report.to_dict(), report.exit_status) if args.json else report

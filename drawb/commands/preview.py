@@ -15,7 +15,7 @@ from drawb.errors import PROG, UsageError
 from drawb.session import Session
 
 if TYPE_CHECKING:
-    from drawb.plan import PlanState, Workload
+    from drawb.plan import Workload
     from drawb.plan.report import Report
 
 TARGET = arg("target", nargs="?", help="pod/NAME, claim/NAME, template/NAME or NAME (a pod, claim or template)")
@@ -124,41 +124,23 @@ def workload_for(session: Session, target: str | None, file: str | None, namespa
                          hint=f"`{PROG} pods` and `{PROG} claims` list them")
 
 
-def plan_state(session: Session) -> tuple[PlanState, str, bool]:
-    """The cluster now, under its version and gates (the DeviceTaintRules its scheduler applies on its
-    devices); its description; whether it is simulated."""
-    from drawb.alloc.taintrules import with_rule_taints
-    from drawb.plan import PlanState
-    from drawb.plan.target import scheduled_taint_rules, scheduler_target
-
-    cluster = session.cluster
-    version = cluster.server_version()
-    target = scheduler_target(cluster, session.rules_version)
-    slices = with_rule_taints(cluster.list("ResourceSlice"), scheduled_taint_rules(cluster, target))
-    state = PlanState(nodes=cluster.list("Node"), slices=slices,
-                      classes=cluster.list("DeviceClass"), claims=cluster.list("ResourceClaim"),
-                      kubernetes_version=target.kubernetes_version, feature_gates=target.feature_gates)
-    description = cluster.description
-    rules = f"; checked with {target.kubernetes_version} rules" if target.newer_than_known else ""
-    return state, f"{description}, Kubernetes {version}{rules}", description.startswith("simulated")
-
-
 def preview_workload(session: Session, workload: Workload) -> Report:
     """Preview ``workload`` on the session's cluster."""
     from drawb.plan import preview
+    from drawb.plan.read import read_view
     from drawb.plan.report import preview_report
     from drawb.collector import collector_paused
 
     from drawb.api.resourcefit import extended_requests, resource_fit
 
     with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
-        state, where, simulated = plan_state(session)
+        state = read_view(session.cluster, session.rules_version)
         fit, note = None, None
         if extended_requests(workload.pod):  # the pods bound to each node take their share
             pods, note = _bound_pods(session, workload.namespace)
             fit = resource_fit(workload.pod, pods, state.classes, state.feature_gates.get("DRAExtendedResource", False),
                                state.flavor.minor)
-        report = preview_report(preview(workload, state, fit), where, simulated)
+        report = preview_report(preview(workload, state, fit), state.where, state.simulated)
     if note:
         report.sentence += f" ({note})"
     return report

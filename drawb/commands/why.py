@@ -39,6 +39,7 @@ def why(session: Session, args, cell):
     from drawb.collector import collector_paused
     from drawb.explain import explain
     from drawb.plan.errors import ObjectNotFound
+    from drawb.plan.read import read_view
 
     if bool(args.target) == bool(args.file):
         raise UsageError("why needs one POD, pod/NAME, claim/NAME, a workload (deploy/NAME, job/NAME, ...) or --file FILE",
@@ -50,7 +51,7 @@ def why(session: Session, args, cell):
         kind, name = _parse_target(args.target)
         namespace = args.namespace or session.namespace
     with collector_paused():  # reading and explaining make many small objects: no full collections meanwhile
-        state = read_state(session, namespace)
+        state = read_view(session.cluster, session.rules_version, explaining=True, namespace=namespace)
         if kind in WORKLOAD_KINDS.values():
             explanation = _why_workload(session, state, kind, namespace, name)
             return JsonResult(explanation.to_dict()) if args.json else explanation
@@ -60,7 +61,7 @@ def why(session: Session, args, cell):
             explanation = explain(state, kind, namespace, name)
         except ObjectNotFound:
             if kind == "Pod":
-                _pod_elsewhere(session, state, namespace, name)
+                _pod_elsewhere(session, namespace, name)
             raise
     return JsonResult(explanation.to_dict()) if args.json else explanation
 
@@ -84,19 +85,17 @@ def _why_workload(session: Session, state, kind: str, namespace: str, name: str)
     return explain_workload(state, workload, intermediates, now)
 
 
-def _pod_elsewhere(session: Session, state, namespace: str, name: str) -> None:
+def _pod_elsewhere(session: Session, namespace: str, name: str) -> None:
     """InOtherNamespace when a pod ``name`` is in another namespace: pods of every namespace are read for this
     error alone, where RBAC allows it (else the pod is just not found)."""
-    from dataclasses import replace
-
     from drawb.cluster.refusal import RbacRefused
-    from drawb.explain.pod import find
+    from drawb.explain.pod import find_among
 
     try:
         pods = session.cluster.list("Pod")
     except RbacRefused:
         return
-    find(replace(state, pods=pods, pods_namespace=None), "Pod", namespace, name)
+    find_among(pods, "Pod", namespace, name)
 
 
 def _parse_target(target: str) -> tuple[str | None, str]:
@@ -137,22 +136,3 @@ def _from_file(path: str) -> tuple[str, str, str | None]:
     found = f"it holds {', '.join(kinds)}" if kinds else "it holds no Kubernetes object (no document has a kind)"
     raise NotAManifest(f"{path} is not a Pod or ResourceClaim manifest: {found}",
                        hint="why explains a Pod or a ResourceClaim with metadata.name")
-
-
-def read_state(session: Session, namespace: str | None = None):
-    """The objects and the scheduler's version and gates, read from the connected cluster: pods, claim
-    templates and events of ``namespace`` (where the object explained and the pods using its claims are;
-    None: of every namespace), claims of every namespace (which devices are taken), slices, classes, nodes."""
-    from drawb.explain import ClusterState
-    from drawb.plan.target import scheduler_target
-
-    cluster = session.cluster
-    target = scheduler_target(cluster, session.rules_version)
-    return ClusterState(
-        pods=cluster.list("Pod", namespace), claims=cluster.list("ResourceClaim"), slices=cluster.list("ResourceSlice"),
-        classes=cluster.list("DeviceClass"), nodes=cluster.list("Node"),
-        templates=cluster.list("ResourceClaimTemplate", namespace), events=cluster.list("Event", namespace),
-        pods_namespace=namespace,
-        kubernetes_version=target.kubernetes_version, feature_gates=target.feature_gates,
-        simulated=cluster.description.startswith("simulated"),
-    )

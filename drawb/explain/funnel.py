@@ -20,11 +20,10 @@ from drawb.alloc import AllocationError
 from drawb.alloc.allocator import allocate_with
 from drawb.alloc.constraints import lookup_attribute, scalar
 from drawb.alloc.rules import rules_for
-from drawb.alloc.state import gather_allocated
-from drawb.alloc.versions import flavor as resolve_flavor
+from drawb.alloc.view import PlanState
 from drawb.explain.alike import Alike, blocked, renamable, renamed
 from drawb.explain.devices import DEVICE_STAGES, Drop, NodeStages, RequestOnNode, node_stages
-from drawb.explain.state import ClusterState, name_of
+from drawb.explain.objects import name_of
 from drawb.alloc.relevance import relevant_attributes
 
 STAGES = (*DEVICE_STAGES, "constraints", "node")
@@ -50,7 +49,7 @@ class NodeMap(Mapping):
     """Every node's stages (nodes with slices, in the cluster's order): a node alike to an earlier one
     is renamed from it on first use; ``group(node)`` is its group."""
 
-    def __init__(self, state: ClusterState, alike: Alike) -> None:
+    def __init__(self, state: PlanState, alike: Alike) -> None:
         self._state, self._alike = state, alike
         self._group: dict[str, Group] = {}
         self.groups: list[Group] = []
@@ -182,14 +181,11 @@ class Funnel:
         return blocked(self.per_node.first(node), self.per_node.pools(node), stage)
 
 
-def compute(state: ClusterState, claims: Sequence[Mapping[str, Any]], eligible: Mapping[str, str | None]) -> Funnel:
+def compute(state: PlanState, claims: Sequence[Mapping[str, Any]], eligible: Mapping[str, str | None]) -> Funnel:
     """The funnel of ``claims`` (to allocate together) on every node; ``eligible`` maps each node to None
     when the pod may use it, else the reason it may not."""
-    flavor = resolve_flavor(state.kubernetes_version, state.feature_gates)
-    gates = dict(flavor.gates)
-    allocated = gather_allocated(state.allocated_claims, gates.get("DRAConsumableCapacity", False))
-    classes = {name_of(c): c for c in state.classes}
-    alike = Alike(state, relevant_attributes(claims, classes, state.kubernetes_version, state.feature_gates), allocated)
+    flavor, allocated, classes = state.flavor, state.allocated, state.class_by_name
+    alike = Alike(state, relevant_attributes(claims, classes, state.kubernetes_version, state.feature_gates))
     per_node = NodeMap(state, alike)
     firsts: dict[tuple, Group | None] = {}  # signature -> its group (None: each node on its own)
     errors = []
@@ -198,7 +194,7 @@ def compute(state: ClusterState, claims: Sequence[Mapping[str, Any]], eligible: 
         slices = state.slices_for(name)
         if not slices:
             continue
-        signature = alike.signature(name, slices)
+        signature = alike.signature(name)
         group = firsts.get(signature) if signature is not None else None
         if group is not None:
             per_node.join(name, group)
@@ -244,7 +240,7 @@ def _first_short(funnel: Funnel, nodes: list[str]) -> str | None:
     return None
 
 
-def _together(funnel: Funnel, state: ClusterState, claims: Sequence[Mapping[str, Any]], nodes: list[str],
+def _together(funnel: Funnel, state: PlanState, claims: Sequence[Mapping[str, Any]], nodes: list[str],
               local: list[str]) -> None:  # fmt: skip
     """Run the allocator on the nodes where every request keeps enough devices: the pod's own nodes
     first (stopping at the first fit), then the others until a few fits are found. A node alike to

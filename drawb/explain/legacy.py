@@ -14,34 +14,33 @@ from typing import Any
 from drawb import versions
 from drawb.alloc.extended import ExtendedClaim, extended_claim
 from drawb.alloc.verdicts import verdicts
-from drawb.alloc.versions import flavor
 from drawb.alloc.view import PlanState
 from drawb.api.nodeaffinity import node_exclusion
 from drawb.api.resourcefit import IMPLICIT_PREFIX, ResourceFit, class_mapping, node_allocatable, resource_fit
 from drawb.explain import result as r
 from drawb.explain.ran import containers_text, ended_text, has_ended
 from drawb.explain.result import Explanation, Remedy
-from drawb.explain.state import ClusterState, name_of, results_of
+from drawb.explain.objects import name_of, results_of
 
 GATE = "DRAExtendedResource"
 
 
-def _gate_text(state: ClusterState, on: bool) -> str:
+def _gate_text(state: PlanState, on: bool) -> str:
     gate = versions.rules(state.kubernetes_version).gates.get(GATE)
-    minor = flavor(state.kubernetes_version, state.feature_gates).minor
+    minor = state.flavor.minor
     if gate is None:
         return f"Kubernetes 1.{minor} has no {GATE} feature gate"
     default = "on" if gate.default else "off"
     return f"{GATE} is {'on' if on else 'off'} (Kubernetes 1.{minor}: {gate.stage}, {default} by default)"
 
 
-def extended_fit(state: ClusterState, pod: Mapping[str, Any]) -> ResourceFit | None:
+def extended_fit(state: PlanState, pod: Mapping[str, Any]) -> ResourceFit | None:
     """The scheduler's NodeResourcesFit check of ``pod``'s extended resources on this cluster (None: it asks for none)."""
-    run = flavor(state.kubernetes_version, state.feature_gates)
+    run = state.flavor
     return resource_fit(pod, state.pods, state.classes, bool(dict(run.gates).get(GATE, False)), run.minor)
 
 
-def _served_text(state: ClusterState, pod: Mapping[str, Any], node: Mapping[str, Any]) -> str:
+def _served_text(state: PlanState, pod: Mapping[str, Any], node: Mapping[str, Any]) -> str:
     """How the pod bound to ``node`` gets what it asks for: the node's device plugin, or the claim the scheduler
     made (its name, requests mapped to containers, the devices allocated)."""
     status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
@@ -59,16 +58,14 @@ def _served_text(state: ClusterState, pod: Mapping[str, Any], node: Mapping[str,
     return text + (f", allocated {devices}" if devices else ", not allocated now")
 
 
-def _dra_verdicts(state: ClusterState, pod: Mapping[str, Any], fit: ResourceFit,
+def _dra_verdicts(state: PlanState, pod: Mapping[str, Any], fit: ResourceFit,
                   extended: ExtendedClaim) -> dict[str, str | None]:
     """Node -> the scheduler's reason to turn it away, DynamicResources with the pod's extended claim included
     (None: it fits)."""
-    plan = PlanState(nodes=state.nodes, slices=state.slices, classes=state.classes, claims=state.claims,
-                     kubernetes_version=state.kubernetes_version, feature_gates=state.feature_gates)
-    return {name_of(v.node): v.reason for v in verdicts(plan, pod, [], [], fit, extended)}
+    return {name_of(v.node): v.reason for v in verdicts(state, pod, [], [], fit, extended)}
 
 
-def _offers(state: ClusterState, fit: ResourceFit) -> list[str]:
+def _offers(state: PlanState, fit: ResourceFit) -> list[str]:
     """For each resource asked for, the nodes that list it in their allocatable, with what is free there."""
     lines = []
     for name, count in fit.wanted.items():
@@ -84,9 +81,9 @@ def _offers(state: ClusterState, fit: ResourceFit) -> list[str]:
     return lines
 
 
-def explain_legacy(state: ClusterState, out: Explanation, pod: Mapping[str, Any], wanted: Mapping[str, int]) -> Explanation:
+def explain_legacy(state: PlanState, out: Explanation, pod: Mapping[str, Any], wanted: Mapping[str, int]) -> Explanation:
     """The explanation of ``pod``, which asks for the extended resources ``wanted`` and uses no claim."""
-    run = flavor(state.kubernetes_version, state.feature_gates)
+    run = state.flavor
     on = bool(dict(run.gates).get(GATE, False))
     fit = extended_fit(state, pod) or ResourceFit(wanted)
     extended = extended_claim(pod, state.classes, state.kubernetes_version, state.feature_gates or {})

@@ -15,6 +15,7 @@ from typing import Any
 from drawb.alloc import AllocationError
 from drawb.api.nodeaffinity import node_exclusion, selector_matches
 from drawb.api.resourcefit import ResourceFit, extended_requests
+from drawb.alloc.view import PlanState
 from drawb.explain import result as r
 from drawb.explain.devices import DEVICE_STAGES, Drop
 from drawb.explain.errors import InOtherNamespace, PodHasNoClaims
@@ -22,7 +23,7 @@ from drawb.explain.legacy import explain_legacy, extended_fit
 from drawb.explain.funnel import EXAMPLES, Funnel, compute, drop_count, drops_at
 from drawb.explain.ran import NOT_RECORDED, claim_fates, ended_text, has_ended, progress_text, recorded_devices
 from drawb.explain.result import Explanation, Remedy, RequestReport, StageCount
-from drawb.explain.state import ClusterState, allocation_of, meta, name_of, namespace_of, results_of
+from drawb.explain.objects import allocation_of, meta, name_of, namespace_of, results_of
 from drawb.plan.errors import ObjectNotFound
 
 RESERVED_FOR_MAX = 256
@@ -31,16 +32,21 @@ PRE_ENQUEUE = ("nothing: the scheduler holds the pod back in PreEnqueue, which w
 _KIND_WORDS = {"Pod": "pod", "ResourceClaim": "ResourceClaim"}
 
 
-def explain(state: ClusterState, kind: str, namespace: str, name: str) -> Explanation:
+def explain(state: PlanState, kind: str, namespace: str, name: str) -> Explanation:
     """Why the Pod or ResourceClaim ``namespace/name`` is where it is."""
     if kind == "Pod":
         return explain_pod(state, namespace, name)
     return explain_claim(state, namespace, name)
 
 
-def find(state: ClusterState, kind: str, namespace: str, name: str) -> dict:
+def find(state: PlanState, kind: str, namespace: str, name: str) -> dict:
     """The object, or ObjectNotFound / InOtherNamespace with the close names."""
-    objects = state.pods if kind == "Pod" else state.claims
+    return find_among(state.pods if kind == "Pod" else state.claims, kind, namespace, name)
+
+
+def find_among(objects: list, kind: str, namespace: str, name: str) -> dict:
+    """The Pod or ResourceClaim ``namespace/name`` of ``objects``, or ObjectNotFound / InOtherNamespace
+    with the close names."""
     for obj in objects:
         if name_of(obj) == name and namespace_of(obj) == namespace:
             return obj
@@ -59,7 +65,7 @@ def find(state: ClusterState, kind: str, namespace: str, name: str) -> dict:
 # --- pods ----------------------------------------------------------------------------------------
 
 
-def explain_pod(state: ClusterState, namespace: str, name: str) -> Explanation:
+def explain_pod(state: PlanState, namespace: str, name: str) -> Explanation:
     """Why pod ``namespace/name`` is pending, or which devices its claims got and why."""
     pod = find(state, "Pod", namespace, name)
     entries = (pod.get("spec") or {}).get("resourceClaims") or []
@@ -156,10 +162,8 @@ def explain_pod(state: ClusterState, namespace: str, name: str) -> Explanation:
     return _pending(state, out, pod, pending, eligible)
 
 
-def _base(state: ClusterState, target: str) -> Explanation:
-    from drawb.alloc.versions import flavor
-
-    chosen = flavor(state.kubernetes_version, state.feature_gates)
+def _base(state: PlanState, target: str) -> Explanation:
+    chosen = state.flavor
     return Explanation(target=target, state="", summary="", kubernetes_version=f"1.{chosen.minor}",
                        feature_gates=dict(chosen.gates), simulated=state.simulated)
 
@@ -170,7 +174,7 @@ def _done(out: Explanation, state: str, summary: str, remedies: list[Remedy] | N
     return out
 
 
-def _scheduler_says(state: ClusterState, pod: Mapping[str, Any]) -> str:
+def _scheduler_says(state: PlanState, pod: Mapping[str, Any]) -> str:
     """For a bound pod the scheduler's Scheduled event; else the PodScheduled=False condition (the full
     message), else the newest FailedScheduling event."""
     if (pod.get("spec") or {}).get("nodeName"):
@@ -189,12 +193,12 @@ def _reserved_for(claim: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
                for ref in (claim.get("status") or {}).get("reservedFor") or [])
 
 
-def _reserving_pods(state: ClusterState, claim: Mapping[str, Any]) -> list[str]:
+def _reserving_pods(state: PlanState, claim: Mapping[str, Any]) -> list[str]:
     return [f"{namespace_of(claim)}/{ref.get('name', '')}" for ref in (claim.get("status") or {}).get("reservedFor") or []
             if ref.get("resource") == "pods"]
 
 
-def _not_created(state: ClusterState, out: Explanation, pod: Mapping[str, Any], entry: Mapping[str, Any],
+def _not_created(state: PlanState, out: Explanation, pod: Mapping[str, Any], entry: Mapping[str, Any],
                  template: str) -> Explanation:  # fmt: skip
     namespace = namespace_of(pod)
     out.cited.append(f"ResourceClaimTemplate {namespace}/{template}")
@@ -209,7 +213,7 @@ def _not_created(state: ClusterState, out: Explanation, pod: Mapping[str, Any], 
                  [Remedy("wait", "wait for kube-controller-manager's resourceclaim controller (is it running?)")])
 
 
-def _missing_class(state: ClusterState, claims: list[dict]) -> tuple[dict, str, str] | None:
+def _missing_class(state: PlanState, claims: list[dict]) -> tuple[dict, str, str] | None:
     for claim in claims:
         for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
             wanted = ([(request.get("name", ""), request["exactly"].get("deviceClassName", ""))]
@@ -222,7 +226,7 @@ def _missing_class(state: ClusterState, claims: list[dict]) -> tuple[dict, str, 
     return None
 
 
-def _eligible(state: ClusterState, pod: Mapping[str, Any], allocated: list[dict]) -> dict[str, str | None]:
+def _eligible(state: PlanState, pod: Mapping[str, Any], allocated: list[dict]) -> dict[str, str | None]:
     """Node -> why the pod may not use it (None: it may), for every node."""
     spec = pod.get("spec") or {}
     required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -251,7 +255,7 @@ def _excluded(pod: Mapping[str, Any], node: Mapping[str, Any], allocated: list[d
     return None
 
 
-def _allocation_node(state: ClusterState, claim: Mapping[str, Any]) -> str | None:
+def _allocation_node(state: PlanState, claim: Mapping[str, Any]) -> str | None:
     for result in results_of(claim):
         for rs in state.slices:
             spec = rs.get("spec") or {}
@@ -269,7 +273,7 @@ def _allocation_node(state: ClusterState, claim: Mapping[str, Any]) -> str | Non
 # --- pending: the funnel ---------------------------------------------------------------------------
 
 
-def _pending(state: ClusterState, out: Explanation, pod: Mapping[str, Any], pending: list[dict],
+def _pending(state: PlanState, out: Explanation, pod: Mapping[str, Any], pending: list[dict],
              eligible: Mapping[str, str | None]) -> Explanation:  # fmt: skip
     funnel = compute(state, pending, eligible)
     local = [n for n, why in eligible.items() if why is None]
@@ -462,7 +466,7 @@ def _near_misses(funnel: Funnel, claims: list[dict], eligible: Mapping[str, str 
     return misses
 
 
-def _remedies(state: ClusterState, funnel: Funnel, claims: list[dict], local: list[str], stage: str,
+def _remedies(state: PlanState, funnel: Funnel, claims: list[dict], local: list[str], stage: str,
               eligible: Mapping[str, str | None]) -> list[Remedy]:  # fmt: skip
     if stage == "node" or not local:
         nodes = [n for n in funnel.fits_on if eligible.get(n)] or [n for n in funnel.per_node if funnel.node_ok(n, "counters")]
@@ -491,7 +495,7 @@ def _remedies(state: ClusterState, funnel: Funnel, claims: list[dict], local: li
     return out
 
 
-def _remedy(state: ClusterState, funnel: Funnel, node: str, rs: Any, claim: str, request: str, stage: str) -> Remedy | None:
+def _remedy(state: PlanState, funnel: Funnel, node: str, rs: Any, claim: str, request: str, stage: str) -> Remedy | None:
     before = DEVICE_STAGES[DEVICE_STAGES.index(stage) - 1] if stage != "published" else None
     left = len(rs.survivors[stage])
     if stage in ("published", "class"):
@@ -543,7 +547,7 @@ def _validation_remedies(claims: list[dict], message: str) -> list[Remedy]:
     return []
 
 
-def _preemption_note(state: ClusterState, pod: Mapping[str, Any], funnel: Funnel, local: list[str], stage: str) -> list[str]:
+def _preemption_note(state: PlanState, pod: Mapping[str, Any], funnel: Funnel, local: list[str], stage: str) -> list[str]:
     if stage not in ("free", "counters"):
         return []
     priority = (pod.get("spec") or {}).get("priority") or 0
@@ -574,7 +578,7 @@ def _preemption_note(state: ClusterState, pod: Mapping[str, Any], funnel: Funnel
 _SHOWN_ATTRIBUTES = ("productName", "uuid", "index", "profile", "resource.kubernetes.io/pcieRoot", "parentUUID")
 
 
-def _device_rows(state: ClusterState, held: list[tuple[str, tuple[str, str, str]]]) -> list[r.AllocatedDevice]:
+def _device_rows(state: PlanState, held: list[tuple[str, tuple[str, str, str]]]) -> list[r.AllocatedDevice]:
     """(claim/request, (driver, pool, device)) as rows: the device's node and its telling attributes."""
     wanted = {device_id for _, device_id in held}
     devices_by_id = {}
@@ -603,7 +607,7 @@ def _held(claims: list[dict]) -> list[tuple[str, tuple[str, str, str]]]:
             for claim in claims for result in results_of(claim)]
 
 
-def _ended(state: ClusterState, out: Explanation, pod: Mapping[str, Any]) -> Explanation:
+def _ended(state: PlanState, out: Explanation, pod: Mapping[str, Any]) -> Explanation:
     """A pod that ended: where it ran, how it ended, what became of its claims, the devices still on record."""
     namespace = namespace_of(pod)
     fates = claim_fates(state, pod)
@@ -617,7 +621,7 @@ def _ended(state: ClusterState, out: Explanation, pod: Mapping[str, Any]) -> Exp
     return _done(out, r.ENDED, ended_text(pod))
 
 
-def _allocated(state: ClusterState, out: Explanation, claims: list[dict], summary: str) -> Explanation:
+def _allocated(state: PlanState, out: Explanation, claims: list[dict], summary: str) -> Explanation:
     out.devices += _device_rows(state, _held(claims))
     out.notes.append("the scheduler's allocator takes, request by request, the first devices in pool and slice order "
                      "that pass the class and request selectors, are free, tolerated and fit the counters and "
@@ -626,7 +630,7 @@ def _allocated(state: ClusterState, out: Explanation, claims: list[dict], summar
     return _done(out, r.ALLOCATED, summary)
 
 
-def _same_choice(state: ClusterState, claims: list[dict]) -> list[str]:
+def _same_choice(state: PlanState, claims: list[dict]) -> list[str]:
     """Whether drawb's allocator, given the node and every other allocation, picks the same devices."""
     from drawb.alloc import AllocationError, allocate
 
@@ -658,7 +662,7 @@ def _same_choice(state: ClusterState, claims: list[dict]) -> list[str]:
 # --- claims -----------------------------------------------------------------------------------------
 
 
-def explain_claim(state: ClusterState, namespace: str, name: str) -> Explanation:
+def explain_claim(state: PlanState, namespace: str, name: str) -> Explanation:
     """Why claim ``namespace/name`` is (not) allocated: through the pod waiting for it, if one does."""
     claim = find(state, "ResourceClaim", namespace, name)
     users = [p for p in state.pods if namespace_of(p) == namespace and name in _pod_claim_names(p)]

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from drawb.explain.state import ClusterState, allocation_of, meta, name_of, namespace_of
+from drawb.alloc.view import PlanState
+from drawb.explain.objects import allocation_of, meta, name_of, namespace_of
 
 ENDED = ("Succeeded", "Failed")
 NOT_RECORDED = ("which devices it had is no longer recorded: a claim's allocation is the only record, and it went "
@@ -78,7 +79,7 @@ class ClaimFate:
     still_held: dict | None = None  # the claim, while it is still reserved for the pod
 
 
-def claim_fates(state: ClusterState, pod: Mapping[str, Any]) -> list[ClaimFate]:
+def claim_fates(state: PlanState, pod: Mapping[str, Any]) -> list[ClaimFate]:
     """What became of each claim of an ended pod."""
     namespace = namespace_of(pod)
     made = {s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}

@@ -16,11 +16,12 @@ import html
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
+from drawb.alloc.view import PlanState
 from drawb.api import cron
 from drawb.explain.errors import PodHasNoClaims
 from drawb.explain.pod import explain
 from drawb.explain.result import Explanation
-from drawb.explain.state import ClusterState, meta, name_of, namespace_of
+from drawb.explain.objects import meta, name_of, namespace_of
 from drawb.plan.errors import ObjectNotFound
 
 # The kind a workload's pods come through (a Deployment's ReplicaSets, a CronJob's Jobs), if not directly.
@@ -121,7 +122,7 @@ def _controlled_by(objects: list[dict], owner: dict) -> list[dict]:
             if any(r.get("controller") and r.get("uid") == uid for r in meta(o).get("ownerReferences") or ())]
 
 
-def explain_workload(state: ClusterState, workload: dict, intermediates: list[dict], now: datetime | None = None
+def explain_workload(state: PlanState, workload: dict, intermediates: list[dict], now: datetime | None = None
                      ) -> WorkloadExplanation:
     """Why ``workload`` has the pods it has; ``intermediates``: the namespace's ReplicaSets (a Deployment) or Jobs
     (a CronJob) the pods may come through; ``now``: for a CronJob's next time (default: the wall clock)."""
@@ -158,7 +159,7 @@ def _phase(pod: dict) -> str:
     return (pod.get("status") or {}).get("phase") or "Pending"
 
 
-def _events(state: ClusterState, objects: list[dict]) -> list[dict]:
+def _events(state: PlanState, objects: list[dict]) -> list[dict]:
     uids = {meta(o).get("uid") for o in objects}
     names = {(o["kind"], name_of(o)) for o in objects}
     return [e for e in state.events if (e.get("involvedObject") or {}).get("uid") in uids
@@ -184,7 +185,7 @@ def _reason(pod: dict) -> str:
     return f"containers waiting: {', '.join(sorted({w for w in waiting if w}))}" if any(waiting) else ""
 
 
-def _groups(state: ClusterState, pods: list[dict]) -> list[PodGroup]:
+def _groups(state: PlanState, pods: list[dict]) -> list[PodGroup]:
     groups: dict[tuple[str, str], PodGroup] = {}
     order = {p: i for i, p in enumerate(_PHASES)}
     for pod in sorted(pods, key=lambda p: (order.get(_phase(p), 9), name_of(p))):

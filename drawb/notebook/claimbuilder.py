@@ -274,11 +274,11 @@ class ClaimBuilder(widgets.VBox):
 
     def refresh(self) -> None:
         """Re-read the cluster's devices, DeviceClasses and allocations, then re-evaluate."""
-        from drawb.commands.preview import plan_state
+        from drawb.plan.read import read_view
 
         self._frame = self._session.devices()
         self._classes = self._session.cluster.list("DeviceClass")
-        self._state, _, _ = plan_state(self._session)
+        self._state = read_view(self._session.cluster, self._session.rules_version)
         self._present = {}
         for kind, field in DEFAULT_VALUES.items():
             column = f"gpu.nvidia.com/{field}"

@@ -17,6 +17,7 @@ class SchedulerTarget:
     kubernetes_version: str  # the minor whose rules apply, e.g. "1.36"
     feature_gates: Mapping[str, bool] | None  # the cluster's DRA gates as it reports them; None: the defaults
     newer_than_known: str | None = None  # the server's minor when drawb knows only older ones
+    server_version: str = ""  # the API server's version as it reports it
 
 
 def dra_gates(reported: Mapping[str, bool] | None) -> dict[str, bool] | None:
@@ -26,14 +27,15 @@ def dra_gates(reported: Mapping[str, bool] | None) -> dict[str, bool] | None:
 
 def scheduler_target(cluster: Cluster, fallback_version: str) -> SchedulerTarget:
     """The cluster's minor (``fallback_version`` when its version cannot be read) and its DRA gates."""
+    server = cluster.server_version()
     try:
-        parsed = versions.parse(cluster.server_version())
+        parsed = versions.parse(server)
         rules, newer = versions.known_rules(parsed)
     except versions.NotAKubernetesVersion:
         rules, newer, parsed = None, False, None
     version = rules.minor if rules is not None else fallback_version
     return SchedulerTarget(version, dra_gates(cluster.feature_gates_metric()),
-                           parsed.minor_text if newer and parsed else None)
+                           parsed.minor_text if newer and parsed else None, server)
 
 
 def served_version(cluster: Cluster, kind: str, minor: str) -> str | None:

@@ -20,16 +20,18 @@ import time
 
 import pytest
 
+from drawb.alloc.view import PlanState
 from drawb.cluster.kube import KubeCluster
 from drawb.cluster.protocol import ClusterError
-from drawb.commands.why import read_state
-from drawb.explain import ClusterState, explain
+from drawb.explain import explain
 from drawb.explain import result as r
 from drawb.explain.remedies import EDITS, edited_claim
+from drawb.plan.read import read_view
 from drawb.session import Session
 from drawb.testing import alloc_live
 from drawb.testing.alloc_scenarios import GATES, SCENARIO_LABEL, generate_many, nvidia_classes
 from drawb.testing.api import path_for
+from drawb.testing.views import changed_view
 
 pytestmark = pytest.mark.live
 
@@ -45,20 +47,19 @@ def cluster(start_control_plane):
     cp.cluster.down()
 
 
-def _scenario_view(state: ClusterState, scenario: str) -> ClusterState:
+def _scenario_view(state: PlanState, scenario: str) -> PlanState:
     """The objects of one scenario (its nodes, slices and claims; every class): scenarios share no device,
     so this is all the scheduler weighs for its pods, and explaining each pod on its own view keeps the
     module fast."""
     def mine(obj: dict) -> bool:
         return (obj["metadata"].get("labels") or {}).get(SCENARIO_LABEL) == scenario
 
-    return ClusterState(pods=[p for p in state.pods if mine(p)], claims=[c for c in state.claims if mine(c)],
-                        slices=[s for s in state.slices if mine(s)], classes=state.classes,
-                        nodes=[n for n in state.nodes if mine(n)], kubernetes_version=state.kubernetes_version,
-                        feature_gates=state.feature_gates)
+    return changed_view(state, pods=[p for p in state.pods if mine(p)], claims=[c for c in state.claims if mine(c)],
+                        slices=[s for s in state.slices if mine(s)], nodes=[n for n in state.nodes if mine(n)],
+                        templates=[], events=[])
 
 
-def _remedied(state: ClusterState, remedies) -> ClusterState:
+def _remedied(state: PlanState, remedies) -> PlanState:
     """The state after the remedies: freed claims gone, edited claims replaced."""
     claims = list(state.claims)
     for remedy in remedies:
@@ -66,11 +67,10 @@ def _remedied(state: ClusterState, remedies) -> ClusterState:
             claims = [c for c in claims if f"{c['metadata']['namespace']}/{c['metadata']['name']}" not in remedy.claims]
         else:
             claims = [edited_claim(c, remedy) if c["metadata"]["name"] == remedy.claim else c for c in claims]
-    return ClusterState(pods=state.pods, claims=claims, slices=state.slices, classes=state.classes, nodes=state.nodes,
-                        kubernetes_version=state.kubernetes_version, feature_gates=state.feature_gates)
+    return changed_view(state, claims=claims)
 
 
-def _apply_for_real(api, namespace: str, state: ClusterState, remedies, own: list[dict]) -> None:
+def _apply_for_real(api, namespace: str, state: PlanState, remedies, own: list[dict]) -> None:
     freed = False
     edits: dict[str, list] = {}
     for remedy in remedies:
@@ -152,7 +152,7 @@ def test_why_names_a_stage_whose_removal_lets_the_real_scheduler_allocate(cluste
         pending = [p for p in placements if p.kind in ("unschedulable", "error")]
         session = Session()
         session._cluster = kube
-        state = read_state(session)
+        state = read_view(kube, session.rules_version, explaining=True)
         assert state.kubernetes_version == "1.34" and state.feature_gates["DRAPartitionableDevices"]
         stages, chosen, problems = {}, [], []
         for placement in pending:

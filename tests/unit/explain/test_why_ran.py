@@ -7,7 +7,6 @@ answers against the real control plane: tests/contract/lifecycle.py, run by test
 from __future__ import annotations
 
 import copy
-import dataclasses
 
 from drawb.explain import result as r
 from tests.unit.explain.conftest import H200, PRODUCT, claim, exactly, pod
@@ -63,14 +62,15 @@ def test_an_ended_pods_own_claim_is_deallocated_and_kept_and_a_shared_one_stays_
 
 
 def test_a_failed_pod_and_the_devices_its_status_still_names(sim):
-    from drawb.commands.why import read_state
+    from drawb.plan.read import read_view
+    from drawb.testing.views import changed_view
     from drawb.explain import explain
 
     blind = _running("blind", templates={"gpu": "single-gpu"}, command=("nvidia-smi",), ns="gpu-demo")
     blind["spec"]["containers"][0]["resources"] = {}  # the container asks for no claim: it sees no GPU
     sim.apply(blind)
     sim.cluster.sleep(5)
-    state = read_state(sim.session)
+    state = read_view(sim.session.cluster, sim.session.rules_version, explaining=True)
     why = explain(state, "Pod", "gpu-demo", "blind")
     assert why.summary.startswith("the pod ran on node a100-sxm-node-01 and failed: container main exited with code 6 "
                                   "(Error) at ")
@@ -80,7 +80,7 @@ def test_a_failed_pod_and_the_devices_its_status_still_names(sim):
     ended["status"]["containerStatuses"][0]["allocatedResourcesStatus"] = [{
         "name": "claim:blind-gpu-abcde/gpu",
         "resources": [{"resourceID": "gpu.nvidia.com/a100-sxm-node-01/gpu-0", "health": "Healthy"}]}]
-    why = explain(dataclasses.replace(state, pods=pods), "Pod", "gpu-demo", "blind")
+    why = explain(changed_view(state, pods=pods), "Pod", "gpu-demo", "blind")
     [device] = why.devices
     assert (device.request, device.device, device.node) == ("blind-gpu-abcde/gpu", "a100-sxm-node-01/gpu-0",
                                                             "a100-sxm-node-01")
@@ -89,12 +89,13 @@ def test_a_failed_pod_and_the_devices_its_status_still_names(sim):
 
 
 def test_a_bound_pod_whose_claim_is_gone_is_not_told_to_wait(sim):
-    from drawb.commands.why import read_state
+    from drawb.plan.read import read_view
+    from drawb.testing.views import changed_view
     from drawb.explain import explain
 
     sim.apply(claim("c", exactly("gpu")), _running("p", "c"))
-    state = read_state(sim.session)
-    state = dataclasses.replace(state, claims=[c for c in state.claims if c["metadata"]["name"] != "c"])
+    state = read_view(sim.session.cluster, sim.session.rules_version, explaining=True)
+    state = changed_view(state, claims=[c for c in state.claims if c["metadata"]["name"] != "c"])
     why = explain(state, "Pod", "default", "p")
     assert why.state == r.CLAIM_MISSING and why.remedies == []
     assert "which no longer exists in namespace default" in why.summary and "waits" not in why.summary

@@ -16,11 +16,11 @@ HOSTNAME = "kubernetes.io/hostname"
 
 def _with_pod_changed(state, name, change):
     """``state`` with a changed copy of pod ``name`` (the simulated cluster's objects are read-only)."""
-    import dataclasses
+    from drawb.testing.views import changed_view
 
     pods = [copy.deepcopy(p) if p["metadata"]["name"] == name else p for p in state.pods]
     change(next(p for p in pods if p["metadata"]["name"] == name))
-    return dataclasses.replace(state, pods=pods)
+    return changed_view(state, pods=pods)
 
 
 def _remedy(explanation, kind):
@@ -264,11 +264,11 @@ def test_template_missing_so_the_claim_is_never_created(sim):
 
 
 def test_claim_not_created_yet_from_an_existing_template(sim):
-    from drawb.commands.why import read_state
+    from drawb.plan.read import read_view
     from drawb.explain import explain
 
     sim.apply(pod("pt", ns="gpu-demo", templates={"gpu": "single-gpu"}))
-    state = _with_pod_changed(read_state(sim.session), "pt",  # as the pod is before the controller's first pass
+    state = _with_pod_changed(read_view(sim.session.cluster, sim.session.rules_version, explaining=True), "pt",  # as the pod is before the controller's first pass
                               lambda p: p["status"].pop("resourceClaimStatuses", None))
     why = explain(state, "Pod", "gpu-demo", "pt")
     assert why.state == r.NOT_CREATED and "has not yet created" in why.summary
@@ -297,22 +297,23 @@ def test_claim_reserved_by_another_pod_on_a_node_this_pod_may_not_use(sim):
 
 
 def test_allocated_but_not_bound(sim):
-    from drawb.commands.why import read_state
+    from drawb.plan.read import read_view
     from drawb.explain import explain
 
     sim.apply(claim("c", exactly("gpu")), pod("pb", "c"))
-    state = _with_pod_changed(read_state(sim.session), "pb", lambda p: p["spec"].pop("nodeName"))  # before binding
+    state = _with_pod_changed(read_view(sim.session.cluster, sim.session.rules_version, explaining=True), "pb", lambda p: p["spec"].pop("nodeName"))  # before binding
     why = explain(state, "Pod", "default", "pb")
     assert why.state == r.BINDING and why.devices
 
 
 def test_fits_now_when_the_devices_were_freed_since_the_last_attempt(sim):
-    from drawb.commands.why import read_state
+    from drawb.plan.read import read_view
+    from drawb.testing.views import changed_view
     from drawb.explain import explain
 
     sim.apply(claim("h200s", exactly("gpus", count=8, selectors=(f"{PRODUCT} == 'NVIDIA H200'",))), pod("ph", "h200s"))
-    state = read_state(sim.session)
-    state.claims = [c for c in state.claims if c["metadata"]["name"] != "trainer-gpu-x7k2p"]
+    state = read_view(sim.session.cluster, sim.session.rules_version, explaining=True)
+    state = changed_view(state, claims=[c for c in state.claims if c["metadata"]["name"] != "trainer-gpu-x7k2p"])
     why = explain(state, "Pod", "default", "ph")
     assert why.state == r.FITS_NOW and H200 in why.summary
 
