@@ -63,8 +63,9 @@ def owning_pod(claim: dict) -> tuple[str, str] | None:
     return None
 
 
-def claim_from_template(pod: dict, entry: str, template: dict) -> dict:
-    """The ResourceClaim the controller creates for ``pod``'s entry ``entry`` from ``template``."""
+def claim_from_template(pod: dict, entry: str, template: dict, minor: int = 34) -> dict:
+    """The ResourceClaim the controller of Kubernetes 1.<minor> creates for ``pod``'s entry ``entry`` from
+    ``template`` (its owner reference blocks the owner's deletion only before 1.35)."""
     meta = pod["metadata"]
     template_meta = (template.get("spec") or {}).get("metadata") or {}
     claim_meta: dict = {
@@ -73,7 +74,7 @@ def claim_from_template(pod: dict, entry: str, template: dict) -> dict:
         "namespace": meta["namespace"],
         "annotations": {**(template_meta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry},
         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta.get("uid", ""),
-                             "controller": True, "blockOwnerDeletion": True}],
+                             "controller": True, **({"blockOwnerDeletion": True} if minor <= 34 else {})}],
     }
     if template_meta.get("labels"):
         claim_meta["labels"] = dict(template_meta["labels"])

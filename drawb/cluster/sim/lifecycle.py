@@ -309,7 +309,7 @@ class Lifecycle:
             template = self.templates.get((key[0], template_name))
             if template is None:
                 continue  # the controller retries once the template exists
-            claim = claimctl.claim_from_template(pod, entry, template)
+            claim = claimctl.claim_from_template(pod, entry, template, self.minor)
             existing = self.claims.get((key[0], claim["metadata"]["name"]))
             if existing is None:
                 self._store_quietly(claim)
