@@ -4,6 +4,9 @@
 ``allocationMode`` gets ``ExactCount``, an ExactCount one without ``count`` (or with 0) gets 1, and a device
 toleration without ``operator`` gets ``Equal``. The claim the resourceclaim controller makes from
 a template therefore carries them too, as on the local control plane.
+
+A Pod is created ``Pending`` whatever status it was sent with, as kube-apiserver's pod strategy makes it (a
+pod whose claims do not exist yet never reaches the scheduler, and stays so).
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ def _default_claim_spec(spec: dict) -> None:
 
 def apply_defaults(obj: dict) -> None:
     """Fill in the API server's defaults, in place."""
-    if obj.get("kind") == "ResourceClaim":
+    if obj.get("kind") == "Pod":
+        obj["status"] = {"phase": "Pending"}
+    elif obj.get("kind") == "ResourceClaim":
         _default_claim_spec(obj.get("spec") or {})
     elif obj.get("kind") == "ResourceClaimTemplate":
         _default_claim_spec((obj.get("spec") or {}).get("spec") or {})
