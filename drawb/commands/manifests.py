@@ -115,6 +115,7 @@ class Applied:
     status: str
     objects: list[dict]
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the cluster does next (workloads' controllers)
 
     def rows(self) -> list[tuple[str, str, str]]:
         """``(kind, namespace, name)`` of each object."""
@@ -123,7 +124,7 @@ class Applied:
 
     def terminal_notes(self) -> list[str]:
         """The status line and warnings, which a terminal prints on stderr."""
-        return [self.status, *self.warnings]
+        return [self.status, *self.notes, *self.warnings]
 
     def __str__(self) -> str:
         width = max([len(k) + len(n) + 1 for k, _, n in self.rows()] + [6])
@@ -133,7 +134,7 @@ class Applied:
         printer.text("\n".join([*self.terminal_notes(), str(self)]))
 
     def _repr_html_(self) -> str:
-        warnings = "".join(f"<li>{html.escape(w)}</li>" for w in self.warnings)
+        warnings = "".join(f"<li>{html.escape(w)}</li>" for w in [*self.notes, *self.warnings])
         rows = "".join(f"<tr><td>{html.escape(k)}/{html.escape(n)}</td><td>{html.escape(ns)}</td></tr>"
                        for k, ns, n in self.rows())
         return (f"<div><b>{html.escape(self.status)}</b>" + (f"<ul>{warnings}</ul>" if warnings else "")
@@ -187,7 +188,24 @@ def _apply(session: Session, args, cell) -> Applied:
                 exc.args = (f"{_document_at(sources, exc.index)} {what}: {exc}",)
             raise
     status = f"{'dry run' if args.dry_run else 'applied'}: {len(objects)} object(s), accepted by {answered_by(cluster)}"
-    return Applied(status, objects, [str(f) for f in report.warnings])
+    notes = [] if args.dry_run else _workload_notes(objects, session.prog)
+    return Applied(status, objects, [str(f) for f in report.warnings], notes)
+
+
+_CONTROLLED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")
+
+
+def _workload_notes(objects: list[dict], prog: str) -> list[str]:
+    """A note naming the applied workloads whose pods the cluster's controllers now create."""
+    workloads = [o for o in objects if o.get("kind") in _CONTROLLED_KINDS]
+    if not workloads:
+        return []
+    names = ", ".join(f"{o['kind']}/{o['metadata']['name']}" for o in workloads)
+    namespaces = sorted({o["metadata"].get("namespace") or "default" for o in workloads})
+    if len(namespaces) > 1:
+        return [f"{names}: the cluster's controllers create the pods; follow them with `{prog} pods --all -A`"]
+    return [f"{names}: the cluster's controllers create the pods; follow them with `{prog} pods --all -n {namespaces[0]}` "
+            f"and `{prog} events -n {namespaces[0]}`"]
 
 
 def _document_at(sources: list[rendering.Source], index: int) -> str:

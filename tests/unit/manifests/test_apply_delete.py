@@ -138,3 +138,41 @@ def test_a_refusal_names_the_file_and_the_document(manifests, capsys):
     assert main(["apply", "-f", str(manifests), "-f", str(other)]) == 2
     assert capsys.readouterr().err.splitlines()[0] == (
         f"ClusterError: {other} document 1 (ResourceClaimTemplate/two-gpu) was refused: namespaces \"team-z\" not found")
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: gpu-test
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: one-gpu
+      containers:
+      - name: ctr
+        image: ubuntu:24.04
+        command: [sleep, infinity]
+        resources:
+          claims: [{name: gpu}]
+"""
+
+
+def test_applying_a_workload_says_its_controllers_make_the_pods(shell, tmp_path):
+    path = tmp_path / "web.yaml"
+    path.write_text(MANIFESTS.split("---")[0] + "---\n" + DEPLOYMENT)
+    dry = shell.run(f"%dra apply {path} --dry-run")
+    assert dry.notes == []
+    applied = shell.run(f"%dra apply {path}")
+    assert applied.notes == ["Deployment/web: the cluster's controllers create the pods; follow them with "
+                             "`%dra pods --all -n gpu-test` and `%dra events -n gpu-test`"]
+    pods = session_of(shell).cluster.list("Pod", "gpu-test")
+    assert len(pods) == 2 and all(p["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet" for p in pods)
