@@ -100,7 +100,7 @@ class DaemonSetController:
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
         stored = api.store(pod)
         api.events.record(ds, type_="Normal", reason="SuccessfulCreate", message=f"Created pod: {name}",
-                          component=COMPONENT)
+                          component=COMPONENT, core_v1=True)
         return stored
 
     @staticmethod
@@ -138,7 +138,7 @@ def _tolerations(template: dict) -> list[dict]:
 def _delete(api: ControllerApi, ds: dict, pod: dict) -> None:
     name = pod["metadata"]["name"]
     api.remove("Pod", pod["metadata"].get("namespace"), name)
-    api.events.record(ds, type_="Normal", reason="SuccessfulDelete", message=f"Deleted pod: {name}", component=COMPONENT)
+    api.events.record(ds, type_="Normal", reason="SuccessfulDelete", message=f"Deleted pod: {name}", component=COMPONENT, core_v1=True)
 
 
 def _write_status(api: ControllerApi, ds: dict, eligible: list[str], on_node: dict[str, list[dict]],

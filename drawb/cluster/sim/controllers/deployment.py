@@ -166,7 +166,7 @@ def _create_replicaset(api: ControllerApi, deploy: dict, replicas: int, old: lis
     if spec.get("minReadySeconds"):
         rs["spec"]["minReadySeconds"] = spec["minReadySeconds"]
     stored = api.store(rs)
-    api.events.record(deploy, type_="Normal", reason="ScalingReplicaSet", component=COMPONENT,
+    api.events.record(deploy, type_="Normal", reason="ScalingReplicaSet", component=COMPONENT, core_v1=True,
                       message=f"Scaled up replica set {rs['metadata']['name']} from 0 to {replicas}")
     return stored
 
@@ -180,7 +180,7 @@ def _scale(api: ControllerApi, deploy: dict, rs: dict, replicas: int) -> dict:
     draft["metadata"]["generation"] = draft["metadata"].get("generation", 1) + 1
     stored = api.store(draft)
     way = "up" if replicas > before else "down"
-    api.events.record(deploy, type_="Normal", reason="ScalingReplicaSet", component=COMPONENT,
+    api.events.record(deploy, type_="Normal", reason="ScalingReplicaSet", component=COMPONENT, core_v1=True,
                       message=f"Scaled {way} replica set {rs['metadata']['name']} from {before} to {replicas}")
     return stored
 

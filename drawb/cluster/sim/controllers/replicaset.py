@@ -51,7 +51,7 @@ class ReplicaSetController:
             for pod in doomed:
                 api.remove("Pod", pod["metadata"]["namespace"], pod["metadata"]["name"])
                 api.events.record(rs, type_="Normal", reason="SuccessfulDelete",
-                                  message=f"Deleted pod: {pod['metadata']['name']}", component=COMPONENT)
+                                  message=f"Deleted pod: {pod['metadata']['name']}", component=COMPONENT, core_v1=True)
             active = [p for p in active if p not in doomed]
         _write_status(api, api.index.get("ReplicaSet", item) or rs, active)
 
@@ -65,7 +65,7 @@ class ReplicaSetController:
                 break
         pod = api.store(pod_from_template(rs, (rs.get("spec") or {}).get("template") or {}, name, base))
         api.events.record(rs, type_="Normal", reason="SuccessfulCreate", message=f"Created pod: {name}",
-                          component=COMPONENT)
+                          component=COMPONENT, core_v1=True)
         return pod
 
 

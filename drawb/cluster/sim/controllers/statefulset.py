@@ -107,7 +107,7 @@ def _create(api: ControllerApi, sts: dict, ordinal: int, revision: str) -> dict:
     if spec.get("serviceName"):
         pod["spec"]["subdomain"] = spec["serviceName"]
     stored = api.store(pod)
-    api.events.record(sts, type_="Normal", reason="SuccessfulCreate", component=COMPONENT,
+    api.events.record(sts, type_="Normal", reason="SuccessfulCreate", component=COMPONENT, core_v1=True,
                       message=f"create Pod {name} in StatefulSet {sts['metadata']['name']} successful")
     return stored
 
@@ -115,7 +115,7 @@ def _create(api: ControllerApi, sts: dict, ordinal: int, revision: str) -> dict:
 def _delete(api: ControllerApi, sts: dict, pod: dict) -> None:
     name = pod["metadata"]["name"]
     api.remove("Pod", pod["metadata"].get("namespace"), name)
-    api.events.record(sts, type_="Normal", reason="SuccessfulDelete", component=COMPONENT,
+    api.events.record(sts, type_="Normal", reason="SuccessfulDelete", component=COMPONENT, core_v1=True,
                       message=f"delete Pod {name} in StatefulSet {sts['metadata']['name']} successful")
 
 
