@@ -48,12 +48,14 @@ class DaemonSetController:
 
     def __init__(self) -> None:
         self._made: dict[str, int] = {}  # DaemonSet uid -> pods created so far (the names' seed)
+        self._eligible: dict[tuple[str, str], list[str]] = {}  # (uid, revision) -> its nodes, until a node changes
 
     def wake(self, kind: str, obj: dict, deleted: bool, index: ObjectIndex) -> Iterable[NsKey]:
         """The DaemonSet itself, a pod's DaemonSet, or every DaemonSet when a node changes."""
         if kind == "DaemonSet":
             return [] if deleted else [(obj["metadata"].get("namespace") or "", obj["metadata"]["name"])]
         if kind == "Node":
+            self._eligible.clear()
             return list(index.by_kind["DaemonSet"])
         return index.owners_of("DaemonSet", obj)
 
@@ -64,8 +66,11 @@ class DaemonSetController:
             return
         template = (ds.get("spec") or {}).get("template") or {}
         revision = template_hash(template)
-        shape = {"spec": {**(template.get("spec") or {}), "tolerations": _tolerations(template)}}
-        eligible = [n for n in sorted(api.nodes) if node_exclusion(shape, api.nodes[n]) is None]
+        eligible = self._eligible.get((ds["metadata"].get("uid", ""), revision))
+        if eligible is None:
+            shape = {"spec": {**(template.get("spec") or {}), "tolerations": _tolerations(template)}}
+            eligible = [n for n in sorted(api.nodes) if node_exclusion(shape, api.nodes[n]) is None]
+            self._eligible[(ds["metadata"].get("uid", ""), revision)] = eligible
         on_node: dict[str, list[dict]] = {}
         for pod in api.index.owned(ds["metadata"].get("uid", ""), "Pod"):
             if is_done(pod):
