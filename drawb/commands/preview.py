@@ -46,7 +46,7 @@ class _Finder:
         self.source = source
 
     def _from_documents(self, kind: str, name: str, namespace: str) -> dict | None:
-        from drawb.plan.workload import OtherNamespace
+        from drawb.plan.errors import OtherNamespace
 
         for obj in self.documents:
             if obj.get("kind") == kind and obj["metadata"].get("name") == name:
@@ -74,7 +74,7 @@ class _Finder:
         """OtherNamespace when an object ``name`` of ``kind`` is in other namespaces: every namespace is listed for
         this error alone, where RBAC allows it (else the object is just not found here)."""
         from drawb.cluster.refusal import RbacRefused
-        from drawb.plan.workload import OtherNamespace
+        from drawb.plan.errors import OtherNamespace
 
         try:
             listed = self.cluster.list(kind)

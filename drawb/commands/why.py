@@ -86,7 +86,7 @@ def _why_workload(session: Session, state, kind: str, namespace: str, name: str)
 
 
 def _pod_elsewhere(session: Session, namespace: str, name: str) -> None:
-    """InOtherNamespace when a pod ``name`` is in another namespace: pods of every namespace are read for this
+    """OtherNamespace when a pod ``name`` is in another namespace: pods of every namespace are read for this
     error alone, where RBAC allows it (else the pod is just not found)."""
     from drawb.cluster.refusal import RbacRefused
     from drawb.explain.pod import find_among

@@ -7,8 +7,7 @@ pending, allocated and starting or running, ended with what became of its claims
 empties, near misses and what would make it fit.
 """
 
-from drawb.explain.errors import InOtherNamespace, PodHasNoClaims
 from drawb.explain.pod import explain
 from drawb.explain.result import Explanation, Remedy
 
-__all__ = ["Explanation", "InOtherNamespace", "PodHasNoClaims", "Remedy", "explain"]
+__all__ = ["Explanation", "Remedy", "explain"]

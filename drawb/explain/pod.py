@@ -18,13 +18,12 @@ from drawb.api.resourcefit import ResourceFit, extended_requests
 from drawb.alloc.view import PlanState
 from drawb.explain import result as r
 from drawb.explain.devices import DEVICE_STAGES, Drop
-from drawb.explain.errors import InOtherNamespace, PodHasNoClaims
 from drawb.explain.legacy import explain_legacy, extended_fit
 from drawb.explain.funnel import EXAMPLES, Funnel, compute, drop_count, drops_at
 from drawb.explain.ran import NOT_RECORDED, claim_fates, ended_text, has_ended, progress_text, recorded_devices
 from drawb.explain.result import Explanation, Remedy, RequestReport, StageCount
 from drawb.explain.objects import allocation_of, meta, name_of, namespace_of, results_of
-from drawb.plan.errors import ObjectNotFound
+from drawb.plan.errors import NoClaims, ObjectNotFound, OtherNamespace
 
 RESERVED_FOR_MAX = 256
 PRE_ENQUEUE = ("nothing: the scheduler holds the pod back in PreEnqueue, which writes no event and no condition "
@@ -40,12 +39,12 @@ def explain(state: PlanState, kind: str, namespace: str, name: str) -> Explanati
 
 
 def find(state: PlanState, kind: str, namespace: str, name: str) -> dict:
-    """The object, or ObjectNotFound / InOtherNamespace with the close names."""
+    """The object, or ObjectNotFound / OtherNamespace with the close names."""
     return find_among(state.pods if kind == "Pod" else state.claims, kind, namespace, name)
 
 
 def find_among(objects: list, kind: str, namespace: str, name: str) -> dict:
-    """The Pod or ResourceClaim ``namespace/name`` of ``objects``, or ObjectNotFound / InOtherNamespace
+    """The Pod or ResourceClaim ``namespace/name`` of ``objects``, or ObjectNotFound / OtherNamespace
     with the close names."""
     for obj in objects:
         if name_of(obj) == name and namespace_of(obj) == namespace:
@@ -53,7 +52,7 @@ def find_among(objects: list, kind: str, namespace: str, name: str) -> dict:
     word = _KIND_WORDS[kind]
     elsewhere = sorted(namespace_of(o) for o in objects if name_of(o) == name)
     if elsewhere:
-        raise InOtherNamespace(f"no {word} '{name}' in namespace '{namespace}'; it is in namespace "
+        raise OtherNamespace(f"no {word} '{name}' in namespace '{namespace}'; it is in namespace "
                                f"'{elsewhere[0]}'" + (f" (and {len(elsewhere) - 1} more)" if len(elsewhere) > 1 else ""),
                                hint=f"add `-n {elsewhere[0]}`")
     close = difflib.get_close_matches(name, [name_of(o) for o in objects if namespace_of(o) == namespace], n=3)
@@ -76,7 +75,7 @@ def explain_pod(state: PlanState, namespace: str, name: str) -> Explanation:
             out = _base(state, target)
             out.scheduler = _scheduler_says(state, pod)
             return explain_legacy(state, out, pod, wanted)
-        raise PodHasNoClaims(f"pod {namespace}/{name} uses no ResourceClaim (spec.resourceClaims is empty): "
+        raise NoClaims(f"pod {namespace}/{name} uses no ResourceClaim (spec.resourceClaims is empty): "
                              "DRA plays no part in where it runs",
                              hint="`{prog} events " + name + f" -n {namespace}` shows what the scheduler said")
     out = _base(state, target)

@@ -18,11 +18,10 @@ from datetime import UTC, datetime
 
 from drawb.alloc.view import PlanState
 from drawb.api import cron
-from drawb.explain.errors import PodHasNoClaims
 from drawb.explain.pod import explain
 from drawb.explain.result import Explanation
 from drawb.explain.objects import meta, name_of, namespace_of
-from drawb.plan.errors import ObjectNotFound
+from drawb.plan.errors import NoClaims, ObjectNotFound
 
 # The kind a workload's pods come through (a Deployment's ReplicaSets, a CronJob's Jobs), if not directly.
 INTERMEDIATE = {"Deployment": "ReplicaSet", "CronJob": "Job"}
@@ -202,7 +201,7 @@ def _groups(state: PlanState, pods: list[dict]) -> list[PodGroup]:
             continue
         try:
             group.explanation = explain(state, "Pod", namespace_of(pods[0]), group.pods[0])
-        except PodHasNoClaims:
+        except NoClaims:
             group.note = "no ResourceClaim and no extended resource: DRA plays no part in where these pods run"
         except ObjectNotFound:
             group.note = "the pod went away while it was read"

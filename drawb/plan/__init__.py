@@ -4,9 +4,9 @@ and how many more copies fit (``capacity``). Pure: no I/O; the commands read the
 
 from drawb.alloc.view import PlanState
 from drawb.plan.capacity import Capacity, NodeCapacity, SharedClaimsOnly, capacity
-from drawb.plan.errors import NotAManifest, ObjectNotFound
+from drawb.plan.errors import NoClaims, NotAManifest, ObjectNotFound, OtherNamespace
 from drawb.plan.preview import NodeFit, Preview, preview
-from drawb.plan.workload import NoClaims, OtherNamespace, Workload, resolve
+from drawb.plan.workload import Workload, resolve
 
 __all__ = ["Capacity", "NoClaims", "NodeCapacity", "NodeFit", "NotAManifest", "ObjectNotFound", "OtherNamespace", "PlanState",
            "Preview", "SharedClaimsOnly", "Workload", "capacity", "preview", "resolve"]

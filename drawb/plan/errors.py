@@ -1,4 +1,5 @@
-"""The bad inputs of the scheduler's view (``why``, ``preview``, ``capacity``): each a named error."""
+"""The bad inputs of the scheduler's view (``why``, ``preview``, ``capacity``): each a named error, one
+for the three commands."""
 
 from __future__ import annotations
 
@@ -19,3 +20,13 @@ class ObjectNotFound(DrawbError):
 
 class NotAManifest(DrawbError):
     """A file that is not YAML, or holds no Kubernetes object of the kinds the command takes."""
+
+
+class OtherNamespace(DrawbError):
+    """The object exists, but in another namespace than the one asked about."""
+
+
+class NoClaims(DrawbError):
+    """A pod that uses no ResourceClaims: there is nothing to allocate, and DRA plays no part in where it runs."""
+
+    hint = "add spec.resourceClaims (a resourceClaimTemplateName or resourceClaimName) and resources.claims"

@@ -27,7 +27,8 @@ from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.alloc.view import NodeView, PlanState
 from drawb.collector import collector_paused
 from drawb.plan.errors import ObjectNotFound
-from drawb.plan.workload import NoClaims, resolve
+from drawb.plan.errors import NoClaims
+from drawb.plan.workload import resolve
 
 DeviceID = tuple[str, str, str]
 Obj = Mapping[str, Any]

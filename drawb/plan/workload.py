@@ -15,23 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from drawb.api.resourcefit import extended_requests
-from drawb.errors import PROG, DrawbError
-from drawb.plan.errors import ObjectNotFound
+from drawb.errors import PROG
+from drawb.plan.errors import NoClaims, ObjectNotFound
 
 Find = Callable[[str, str, str], "dict | None"]
 KINDS = {"pod": "Pod", "claim": "ResourceClaim", "resourceclaim": "ResourceClaim", "template": "ResourceClaimTemplate",
          "resourceclaimtemplate": "ResourceClaimTemplate"}
 SHORT = {"Pod": "pod", "ResourceClaim": "claim", "ResourceClaimTemplate": "template"}
-
-
-class OtherNamespace(DrawbError):
-    """The object exists, but in another namespace than the one asked about."""
-
-
-class NoClaims(DrawbError):
-    """A pod that uses no ResourceClaims: there is nothing to allocate."""
-
-    hint = "add spec.resourceClaims (a resourceClaimTemplateName or resourceClaimName) and resources.claims"
 
 
 @dataclass

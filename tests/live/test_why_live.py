@@ -213,8 +213,8 @@ def test_bad_inputs_are_named_errors_on_the_command_line(cluster, tmp_path):
         service.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: web}\n")
         cases = [
             (("why", "nosuchpod", "-n", namespace), "PodNotFound: no pod 'nosuchpod'"),
-            (("why", "plain", "-n", namespace), "PodHasNoClaims: pod " + namespace + "/plain uses no ResourceClaim"),
-            (("why", "claim/far", "-n", namespace), f"InOtherNamespace: no ResourceClaim 'far' in namespace '{namespace}'"),
+            (("why", "plain", "-n", namespace), "NoClaims: pod " + namespace + "/plain uses no ResourceClaim"),
+            (("why", "claim/far", "-n", namespace), f"OtherNamespace: no ResourceClaim 'far' in namespace '{namespace}'"),
             (("why", "-f", str(not_yaml)), "NotAManifest:"),
             (("why", "-f", str(service)), "NotAManifest:"),
         ]

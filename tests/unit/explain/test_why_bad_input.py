@@ -30,8 +30,8 @@ def test_magic_names_each_bad_input(magic, tmp_path):
     not_yaml.write_text("just: [unclosed\n")
     cases = {
         "%dra why nosuchpod": "PodNotFound: no pod 'nosuchpod' in namespace 'default'",
-        "%dra why plain": "PodHasNoClaims: pod default/plain uses no ResourceClaim",
-        "%dra why claim/far": "InOtherNamespace: no ResourceClaim 'far' in namespace 'default'; it is in namespace 'gpu-demo'",
+        "%dra why plain": "NoClaims: pod default/plain uses no ResourceClaim",
+        "%dra why claim/far": "OtherNamespace: no ResourceClaim 'far' in namespace 'default'; it is in namespace 'gpu-demo'",
         f"%dra why -f {not_yaml}": f"NotAManifest: {not_yaml} is not YAML or JSON (line 2",
         "%dra why pod/": "UsageError: cannot read 'pod/'",
         "%dra why": "UsageError: why needs one POD",
@@ -54,7 +54,7 @@ def test_cli_names_each_bad_input(tmp_path, capsys):
     service.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: web}\n")
     cases = [
         (["why", "nosuchpod"], "PodNotFound: no pod 'nosuchpod' in namespace 'default'"),
-        (["why", "claim/notebook-mig"], "InOtherNamespace: no ResourceClaim 'notebook-mig' in namespace 'default'"),
+        (["why", "claim/notebook-mig"], "OtherNamespace: no ResourceClaim 'notebook-mig' in namespace 'default'"),
         (["why", "-f", str(service)], f"NotAManifest: {service} is not a Pod or ResourceClaim manifest: it holds Service"),
         (["why", "-f", str(tmp_path / "missing.yaml")], "NotAManifest:"),
     ]
