@@ -136,3 +136,18 @@ def test_why_on_a_missing_workload_and_a_bad_kind(sim):
         sim.why("job/nope")
     with pytest.raises(UsageError, match="deploy/NAME"):
         sim.why("svc/web")
+
+
+def test_pods_and_events_show_a_jobs_pods_and_the_job_controllers_events(sim):
+    from drawb.commands.registry import run_line
+
+    sim.apply(template(), job("listed", "nvidia-smi -L", completions=2, parallelism=2))
+    sim.cluster.sleep(5)
+    made = sorted(p["metadata"]["name"] for p in sim.cluster.list("Pod", "default")
+                  if p["metadata"]["name"].startswith("listed-"))
+    pods = run_line(sim.session, "pods -n default")
+    assert sorted(n for n in pods["pod"] if n.startswith("listed-")) == made
+    assert set(pods[pods["pod"].isin(made)]["phase"]) == {"Succeeded"}
+    events = run_line(sim.session, "events job/listed -n default")
+    assert sorted(events["message"]) == sorted([*(f"Created pod: {n}" for n in made), "Job completed"])
+    assert set(events["source"]) == {"job-controller-simulated"}
