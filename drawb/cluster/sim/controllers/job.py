@@ -10,6 +10,8 @@ defaults of ``parallelism`` (1), ``completions`` (1 when neither is set), ``back
   (``<job>-<index>-`` plus 5 for ``Indexed``, whose pods also carry the completion index as label,
   annotation, ``JOB_COMPLETION_INDEX`` and hostname ``<job>-<index>``), owned by the Job, with the
   ``batch.kubernetes.io/job-tracking`` finalizer until it has counted the pod; ``SuccessfulCreate`` events;
+* it syncs a Job at once when the Job changes, and one second after its pods change (the controller's batch
+  period: many pod changes, one sync);
 * a pod that ended is counted (``succeeded``, ``failed``, ``completedIndexes``), a pod deleted before it
   ended counts as failed; the ``podFailurePolicy``'s first matching rule decides (``FailJob`` fails the Job,
   ``Ignore`` does not count the failure, ``Count`` counts it); a replacement waits out the back-off
@@ -39,6 +41,7 @@ TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 INDEX_ENV = "JOB_COMPLETION_INDEX"
 POD_BACKOFF_SECONDS = 10.0
 MAX_POD_BACKOFF_SECONDS = 600.0
+SYNC_BATCH_SECONDS = 1.0  # the controller syncs a Job a second after its pods changed (syncJobBatchPeriod)
 DEFAULT_BACKOFF_LIMIT = 6
 _MAX_GENERATED_BASE = 58  # 63 characters less the 5 random ones
 
@@ -175,6 +178,7 @@ class JobController:
         self.host = host
         self.jobs: dict[NsKey, dict] = {}
         self._queue: dict[NsKey, None] = {}
+        self._batched: dict[NsKey, None] = {}  # Jobs whose pods changed, synced once the batch period is over
         self._pods: dict[str, dict[NsKey, None]] = {}  # Job uid -> its pods' keys, in creation order
         self._deleted: dict[NsKey, str] = {}  # Jobs deleted since their last sync -> uid
         self._lost: dict[str, int] = {}  # Job uid -> tracked pods deleted before they ended (counted as failed)
@@ -208,7 +212,10 @@ class JobController:
                     self._lost[owner.get("uid", "")] = self._lost.get(owner.get("uid", ""), 0) + 1
             else:
                 pods[key] = None
-            self._queue[(key[0], owner["name"])] = None
+            job_key = (key[0], owner["name"])
+            if job_key not in self._batched:  # pod changes are batched: one sync a second per Job at most
+                self._batched[job_key] = None
+                self.host.after(SYNC_BATCH_SECONDS, self.ACTION, job_key, owner.get("uid", ""))
 
     def run(self) -> None:
         """Sync the queued Jobs."""
@@ -218,7 +225,8 @@ class JobController:
             self._sync(key)
 
     def fire(self, key: NsKey, uid: str) -> None:
-        """A timer of Job ``key`` is due (its deadline, a back-off, its time to live)."""
+        """A timer of Job ``key`` is due (its pods' batched changes, its deadline, a back-off, its time to live)."""
+        self._batched.pop(key, None)
         job = self.jobs.get(key)
         if job is not None and job["metadata"].get("uid") == uid:
             self._queue[key] = None
