@@ -155,3 +155,21 @@ def test_deleting_a_statefulset_or_daemonset_deletes_their_pods_and_claims(sim):
     assert all(p["metadata"]["labels"]["app"] == "agent" for p in _pods(sim).values())
     sim.delete("DaemonSet", "agent", NS)
     assert _pods(sim) == {} and sim.list("ResourceClaim", NS) == []
+
+
+def test_a_node_that_joins_gets_a_daemon_pod_which_waits_there_for_a_gpu_it_lacks(sim):
+    sim.apply([TEMPLATE, daemonset("agent")])
+    sim.sleep(2)
+    joined = copy.deepcopy(sim.get("Node", "a100-sxm-node-01"))
+    joined["metadata"] = {"name": "cpu-node-05", "labels": {"kubernetes.io/hostname": "cpu-node-05"}}
+    sim.lifecycle.create(joined)  # a node without GPUs: no ResourceSlice
+    sim.lifecycle.catch_up()
+    [pod] = [p for p in _pods(sim).values()
+             if p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+             ["nodeSelectorTerms"][0]["matchFields"][0]["values"] == ["cpu-node-05"]]
+    assert pod["status"]["phase"] == "Pending" and not pod["spec"].get("nodeName")
+    [failed] = [e for e in sim.list("Event", NS) if e["reason"] == "FailedScheduling"
+                and e["involvedObject"]["name"] == pod["metadata"]["name"]]
+    assert failed["message"].startswith("0/5 nodes are available: 1 cannot allocate all claims, 4 node(s) didn't "
+                                        "match Pod's node affinity/selector.")
+    assert sim.get("DaemonSet", "agent", NS)["status"]["desiredNumberScheduled"] == 5
