@@ -13,6 +13,7 @@ from drawb.cluster.sim.clock import ManualClock
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
+from tests.live.corpus_run import dra_gates
 
 pytestmark = pytest.mark.live
 
@@ -104,8 +105,10 @@ def _real(control_plane, namespace: str) -> dict:
     return summary(pods, replicasets, claims)
 
 
-def _simulated(namespace: str) -> dict:
-    sim = SimCluster("default", workloads=False, clock=ManualClock())
+def _simulated(control_plane, namespace: str) -> dict:
+    """The same manifests on a simulated cluster of the control plane's version and DRA gates."""
+    sim = SimCluster("default", workloads=False, clock=ManualClock(), feature_gates=dra_gates(control_plane),
+                     kubernetes_version=control_plane.api().get("/version")["gitVersion"])
     sim.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, *manifests(namespace)])
     for _ in range(20):
         sim.sleep(0.5)
@@ -118,7 +121,7 @@ def test_deployments_and_statefulsets_end_alike(control_plane, namespace):
     if control_plane.scenario != "default":
         pytest.fail(f"this test compares with the simulated 'default' scenario; the control plane runs {control_plane.scenario!r}")
     real = _real(control_plane, namespace)
-    simulated = _simulated(namespace)
+    simulated = _simulated(control_plane, namespace)
     assert sorted(real) == ["db-0", "db-1", "huge-0", "web-<hash>-<suffix> #0", "web-<hash>-<suffix> #1"]
     assert simulated == real
     assert real["db-1"] == {"owners": [("StatefulSet", True)], "phase": "Running", "node": "hgx-h200-03", "claim": True,
