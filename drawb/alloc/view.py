@@ -65,7 +65,7 @@ class NodeView:
     allocated: list[dict] = field(default_factory=list)  # claims holding devices of those pools
     shared: bool = False  # slices not local to the node are visible too
 
-    @property
+    @cached_property
     def name(self) -> str:
         return _name(self.node)
 

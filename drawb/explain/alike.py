@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drawb.alloc.slices import info
-from drawb.alloc.view import PlanState, PoolID
+from drawb.alloc.view import NodeView, PlanState, PoolID
 from drawb.explain.devices import Drop, NodeStages, RequestOnNode, held_reason
 
 # Reasons that name no pool or node (device names only); every other reason keeps a node on its own.
@@ -35,13 +35,13 @@ class Alike:
         self.disjoint = state.disjoint  # no device on two nodes
         self.pools: dict[str, list[PoolID]] = {}
 
-    def signature(self, name: str) -> tuple | None:
+    def signature(self, view: NodeView) -> tuple | None:
         """What the node's stages depend on, names left out; None: compute the node on its own."""
-        state = self._state
+        state, name = self._state, view.name
         if state.nonlocal_slices:
             return None
-        view = state.view(state.node_by_name[name])
-        if state.nodes_publishing(view.pools) != {name}:
+        # disjoint: each pool is one node's, so the view's own pools are published by this node alone
+        if not self.disjoint and state.nodes_publishing(view.pools) != {name}:
             return None
         self.pools[name] = view.pools
         return state.signature(view, self.relevant)

@@ -23,7 +23,6 @@ from drawb.alloc.rules import rules_for
 from drawb.alloc.view import PlanState
 from drawb.explain.alike import Alike, blocked, renamable, renamed
 from drawb.explain.devices import DEVICE_STAGES, Drop, NodeStages, RequestOnNode, node_stages
-from drawb.explain.objects import name_of
 from drawb.alloc.relevance import relevant_attributes
 
 STAGES = (*DEVICE_STAGES, "constraints", "node")
@@ -190,16 +189,16 @@ def compute(state: PlanState, claims: Sequence[Mapping[str, Any]], eligible: Map
     firsts: dict[tuple, Group | None] = {}  # signature -> its group (None: each node on its own)
     errors = []
     for node in state.nodes:
-        name = name_of(node)
-        slices = state.slices_for(name)
-        if not slices:
+        view = state.view(node)
+        if not view.slices:
             continue
-        signature = alike.signature(name)
+        name = view.name
+        signature = alike.signature(view)
         group = firsts.get(signature) if signature is not None else None
         if group is not None:
             per_node.join(name, group)
             continue
-        stages = node_stages(claims, node, slices, classes, allocated, flavor, state.holders)
+        stages = node_stages(claims, node, view.slices, classes, allocated, flavor, state.holders)
         group = per_node.add(name, stages)
         if signature is not None and signature not in firsts:
             firsts[signature] = group if renamable(stages) else None
@@ -224,11 +223,12 @@ def compute(state: PlanState, claims: Sequence[Mapping[str, Any]], eligible: Map
     funnel.local_stage = _first_short(funnel, local)
     if funnel.stage is None or funnel.local_stage is None:
         _together(funnel, state, claims, nodes, local)
+    fits_here = any(eligible.get(n, "no such node") is None for n in funnel.fits_on)  # on a node the pod may use
     if funnel.stage is None:
-        funnel.stage = "constraints" if not funnel.fits_on else (
-            None if any(n in local for n in funnel.fits_on) else "node")
-    if funnel.local_stage is None and not any(n in local for n in funnel.fits_on):
-        funnel.local_stage = "constraints" if local and any(funnel.node_ok(n, "counters") for n in local) else "node"
+        funnel.stage = "constraints" if not funnel.fits_on else (None if fits_here else "node")
+    if funnel.local_stage is None and not fits_here:
+        ready = any(funnel.node_ok(n, "counters") for n in funnel.group_firsts(local))
+        funnel.local_stage = "constraints" if ready else "node"
     return funnel
 
 
