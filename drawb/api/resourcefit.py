@@ -196,5 +196,12 @@ def resource_fit(pod: Obj, pods: Iterable[Obj], classes: Iterable[Obj] = (),
     wanted = extended_requests(pod)
     if not wanted:
         return None
-    left = frozenset(class_mapping(classes, minor)) if extended_resource_gate else frozenset()
+    if not extended_resource_gate:
+        left: frozenset[str] = frozenset()
+    elif minor <= 34 and not any(is_extended(name) for name in wanted):
+        # 1.34 reads no mapping for a pod without an extended resource name (only implicit names): it leaves every
+        # resource a node does not list to DynamicResources, which does not take implicit names at 1.34
+        left = frozenset(wanted)
+    else:
+        left = frozenset(class_mapping(classes, minor))
     return ResourceFit(wanted, in_use(pods), left, minor)

@@ -16,7 +16,8 @@ from drawb.alloc.extended import ExtendedClaim, extended_claim
 from drawb.alloc.verdicts import verdicts
 from drawb.alloc.view import PlanState
 from drawb.api.nodeaffinity import node_exclusion
-from drawb.api.resourcefit import IMPLICIT_PREFIX, ResourceFit, class_mapping, node_allocatable, resource_fit
+from drawb.api.resourcefit import (IMPLICIT_PREFIX, ResourceFit, class_mapping, extended_requests, node_allocatable,
+                                   resource_fit)
 from drawb.explain import result as r
 from drawb.explain.ran import containers_text, ended_text, has_ended
 from drawb.explain.result import Explanation, Remedy
@@ -46,7 +47,13 @@ def _served_text(state: PlanState, pod: Mapping[str, Any], node: Mapping[str, An
     status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
     name = status.get("resourceClaimName")
     if not name:
-        return "the node's device plugin serves it (its allocatable offers it)"
+        offered = node_allocatable(node)
+        missing = [r for r, count in extended_requests(pod).items() if offered.get(r, 0) < count]
+        if not missing:
+            return "the node's device plugin serves it (its allocatable offers it)"
+        return (f"neither the node's device plugin nor DRA serves {', '.join(missing)}: the scheduler left it to "
+                "DynamicResources, which made no claim for it (kube-scheduler 1.34 does so for a pod that asks only "
+                "for a DeviceClass's implicit name), so the pod runs without those devices")
     claim = state.claim((pod.get("metadata") or {}).get("namespace", ""), name)
     mapped = "; ".join(f"container {m.get('containerName')}: {m.get('resourceName')} -> request {m.get('requestName')}"
                        for m in status.get("requestMappings") or ())

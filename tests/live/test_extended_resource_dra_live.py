@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from drawb import versions
 from drawb.cluster.sim.clock import ManualClock
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.testing.api import path_for
@@ -153,3 +154,26 @@ def test_a_resource_no_class_maps_is_insufficient(gated, ns):
     real = wait_for(lambda: _failed(api, ns, "fpga"), timeout=60, what="fpga FailedScheduling")
     assert real.startswith("0/4 nodes are available: 4 Insufficient example.com/fpga.")
     assert _sim_message(simulated(gated, ns, pod), ns, "fpga") == real
+
+
+def test_a_class_by_its_implicit_name(gated, ns):
+    """``deviceclass.resource.kubernetes.io/gpu.nvidia.com``: from 1.35 on the scheduler serves it through DRA; at
+    1.34 NodeResourcesFit leaves it to DynamicResources (a class maps it) and DynamicResources does not take it (not
+    an extended resource name there), so the pod is bound with no claim at all."""
+    api = gated.api()
+    pod = legacy_pod("implicit", ns, {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": "1"}, A100)
+    del pod["spec"]["containers"][0]["resources"]["limits"]["cpu"]
+    api.create(pod)
+    real = wait_for(lambda: (p := api.get(path_for("Pod", "implicit", ns)))["spec"].get("nodeName") and p,
+                    timeout=60, what="implicit bound")
+    sim = simulated(gated, ns, pod)
+    mine = sim.get("Pod", "implicit", ns)
+    assert mine["spec"]["nodeName"] == real["spec"]["nodeName"]
+    real_status = wait_for(lambda: api.get(path_for("Pod", "implicit", ns))["status"].get("extendedResourceClaimStatus")
+                           or "none", timeout=10, what="implicit's status")
+    sim_status = mine["status"].get("extendedResourceClaimStatus") or "none"
+    assert (sim_status == "none") == (real_status == "none") == (versions.rules(target_k8s_version()).number <= 34)
+    if real_status != "none":
+        assert sim_status["requestMappings"] == real_status["requestMappings"]
+        real_claim = api.get(path_for("ResourceClaim", real_status["resourceClaimName"], ns))
+        assert _shape(sim.get("ResourceClaim", sim_status["resourceClaimName"], ns)) == _shape(real_claim)

@@ -83,3 +83,14 @@ def test_an_ended_pod_on_the_dra_road_names_its_claim(make_sim):
     # 1.34's resourceclaim controller leaves the claim of an ended pod in place
     assert out.state == r.ENDED and out.summary.endswith(
         f"it asked for nvidia.com/gpu: 1 through DRA: the scheduler made ResourceClaim {claim} for it")
+
+
+def test_a_pod_bound_without_devices_on_1_34(make_sim):
+    sim = make_sim(gates={"DRAExtendedResource": True})
+    pod = {**LEGACY, "spec": {**LEGACY["spec"], "containers": [{**LEGACY["spec"]["containers"][0], "resources": {
+        "limits": {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": "1"}}}]}}
+    sim.apply(pod)
+    sim.cluster.sleep(1)
+    out = sim.why("pod/legacy-gpu")
+    assert out.state == r.ALLOCATED and ("neither the node's device plugin nor DRA serves "
+                                         "deviceclass.resource.kubernetes.io/gpu.nvidia.com") in out.summary

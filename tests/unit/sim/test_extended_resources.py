@@ -347,3 +347,19 @@ def test_preview_and_why_agree_with_the_scheduler_on_the_dra_road(gpus, node, tm
         assert explained.state == "pending" and explained.fits_on == []
     else:
         assert explained.state == "allocated" and "through DRA" in explained.summary
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.37"])
+def test_a_class_by_its_implicit_name(version):
+    sim = gated(version)
+    pod = legacy("implicit", gpus=0, node_selector={"node.kubernetes.io/instance-type": "p4d.24xlarge"})
+    pod["spec"]["containers"][0]["resources"]["limits"] = {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": "1"}
+    sim.apply([pod])
+    phase, node, _ = scheduled(sim, "implicit")
+    status = sim.get("Pod", "implicit", "default")["status"].get("extendedResourceClaimStatus")
+    assert node == A100
+    if version == "1.34":  # bound with no claim: NodeResourcesFit leaves it to DRA, which does not take it at 1.34
+        assert status is None
+    else:
+        claim = sim.get("ResourceClaim", status["resourceClaimName"], "default")
+        assert claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu.nvidia.com"
