@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 _FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 6))
 _MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
@@ -65,6 +66,7 @@ class Schedule:
         return in_month and in_week if self.any_day else in_month or in_week
 
 
+@lru_cache(maxsize=256)
 def parse(schedule: str) -> Schedule:
     """The schedule ``schedule`` stands for; ScheduleError (worded as robfig/cron words it) if it is not one."""
     text = schedule.strip()

@@ -71,6 +71,7 @@ class CronJobController:
         self._queue: dict[NsKey, None] = {}
         self._jobs: dict[str, dict[NsKey, dict]] = {}  # CronJob uid -> the Jobs it controls
         self._deleted: dict[NsKey, str] = {}
+        self._due: dict[NsKey, datetime] = {}  # the scheduled time each CronJob's timer is set for
 
     @property
     def queued(self) -> bool:
@@ -91,11 +92,11 @@ class CronJobController:
             if owner is None:
                 return
             jobs = self._jobs.setdefault(owner.get("uid", ""), {})
-            if deleted:
-                jobs.pop(key, None)
-            else:
+            old = jobs.pop(key, None)
+            if not deleted:
                 jobs[key] = obj
-            self._queue[(key[0], owner["name"])] = None
+            if deleted or old is None or is_finished(old) != is_finished(obj):  # what the CronJob's sync reads
+                self._queue[(key[0], owner["name"])] = None
 
     def run(self) -> None:
         """Sync the queued CronJobs."""
@@ -114,6 +115,7 @@ class CronJobController:
         cronjob = self.cronjobs.get(key)
         gone = self._deleted.pop(key, None)
         if gone is not None and (cronjob is None or cronjob["metadata"].get("uid") != gone):
+            self._due.pop(key, None)
             for job_key in list(self._jobs.pop(gone, {})):
                 self.host.remove("Job", *job_key)
         if cronjob is None:
@@ -187,7 +189,8 @@ class CronJobController:
         while moment is not None and moment <= now:
             scheduled, missed = moment, missed + 1
             moment = schedule.next_after(moment)
-        if moment is not None:
+        if moment is not None and self._due.get(key) != moment:  # one timer per scheduled time
+            self._due[key] = moment
             self.host.after(max(0.0, (moment - now).total_seconds()), self.ACTION, key, cronjob["metadata"]["uid"])
         if scheduled is None:
             return
