@@ -36,7 +36,7 @@ class Rules:
     skip_unusable_pools: bool  # the search skips incomplete and invalid pools (1.35+)
     combinations: bool  # within a request, later slots only try later devices (1.36+ incubating, experimental)
     tolerations_in_results: bool  # results carry the request's tolerations (1.35+)
-    limit_per_request: bool  # the 32-device limit is checked request by request (1.35+)
+    limit_per_request: bool  # the 32-device limit is checked request by request (from 1.34.12, 1.35.9, 1.36.5, 1.37.1)
     rollback: bool  # 1.36: a rejected candidate gives back counters, constraint entries and marks
     skip_shared_counters: bool  # a shared device already consuming capacity has its counters taken (1.35+)
     shared_consume_counters: bool  # 1.36: existing shared allocations consume their device's counters
@@ -46,7 +46,7 @@ class Rules:
     config_once: bool  # 1.37: a claim config is added once, and covers-all configs lose ``requests``
     invalid_pools_fail_node: bool  # when nothing fits and some pool is invalid: unschedulable here (1.35+)
     checked_range_arithmetic: bool  # 1.37: capacity rounding keeps the step's format, refuses overflow and negatives
-    counter_scope: str  # where counter sets are counted: "slice" (1.34), "pool" (1.35, by name), "driver-pool"
+    counter_scope: str  # where counter sets are counted: "slice" (1.34), "pool" (1.35 and 1.36.0-3, by name), "driver-pool"
     subrequest_capacity_error: bool  # 1.35+: a capacity request's gate error names the subrequest
     derived_gate_error: bool  # 1.37: a request with derived attributes needs DRADerivedAttributes
     all_mode_capacity_state: bool  # before 1.37: "All" mode checks capacity against what is already allocated
@@ -95,7 +95,7 @@ def rules_for(flavor: Flavor) -> Rules:
         skip_unusable_pools=minor >= 35,
         combinations=minor >= 36 and impl != "stable",
         tolerations_in_results=not legacy,
-        limit_per_request=minor >= 35,
+        limit_per_request=flavor.behaves("alloc.claim_limit_per_request"),
         rollback=minor >= 36,
         skip_shared_counters=minor >= 35 and has_capacity_code,
         shared_consume_counters=minor >= 36 and impl != "stable",
@@ -105,7 +105,8 @@ def rules_for(flavor: Flavor) -> Rules:
         config_once=minor >= 37,
         invalid_pools_fail_node=minor >= 35,
         checked_range_arithmetic=minor >= 37,
-        counter_scope="slice" if minor == 34 else "pool" if minor == 35 else "driver-pool",
+        counter_scope=("slice" if minor == 34 else "driver-pool" if flavor.behaves("alloc.counters_per_driver_pool")
+                       else "pool"),
         subrequest_capacity_error=minor >= 35,
         derived_gate_error=minor >= 37,
         all_mode_capacity_state=minor < 37,

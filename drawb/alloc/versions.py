@@ -18,6 +18,7 @@ class Flavor:
     impl: str  # "stable", "incubating" or "experimental"
     features: frozenset[str]
     gates: tuple[tuple[str, bool], ...]
+    patch: int | None = None  # the release's patch (None: the newest patch of the minor drawb knows)
 
     def has(self, feature: str) -> bool:
         """Whether an allocator feature is enabled."""
@@ -27,6 +28,11 @@ class Flavor:
     def binding(self) -> bool:
         """Devices with binding conditions may be allocated (both binding gates on)."""
         return {"DeviceBinding", "DeviceStatus"} <= self.features or "DeviceBindingAndStatus" in self.features
+
+    def behaves(self, behaviour: str) -> bool:
+        """Whether this release of the minor has a named behaviour (``drawb.versions.Rules.has``)."""
+        patch = "" if self.patch is None else f".{self.patch}"
+        return versions.rules(f"1.{self.minor}{patch}").has(behaviour)
 
 
 def minor_of(kubernetes_version: str) -> int:
@@ -71,4 +77,5 @@ def _flavor(kubernetes_version: str, feature_gates: tuple[tuple[str, bool], ...]
     rules = _rules(kubernetes_version)
     gates = gate_values(rules.number, dict(feature_gates))
     features = rules.allocator_features(gates)
-    return Flavor(rules.number, impl or choose(rules.number, features), features, tuple(sorted(gates.items())))
+    return Flavor(rules.number, impl or choose(rules.number, features), features, tuple(sorted(gates.items())),
+                  rules.patch)

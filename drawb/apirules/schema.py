@@ -125,6 +125,11 @@ def _built_in(version: str) -> tuple[tuple[str, str, str], ...]:
                  for d in defs.get("$defs", {}).values() for gvk in d.get("x-kubernetes-group-version-kind") or [])
 
 
+def built_in_kinds(version: str) -> tuple[tuple[str, str, str], ...]:
+    """``(group, apiVersion, kind)`` of every kind Kubernetes ``version`` has by itself."""
+    return _built_in(version)
+
+
 @functools.lru_cache(maxsize=4)
 def built_in_groups(version: str) -> frozenset[str]:
     """The API groups Kubernetes ``version`` serves by itself (``""`` is the core group)."""

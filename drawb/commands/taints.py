@@ -220,7 +220,7 @@ def _taint(args, minor: str) -> dict:
     rules = versions.rules(minor)
     if args.effect not in EFFECTS or (args.effect == "None" and not rules.has("api.taint_effect_none")):
         allowed = [e for e in EFFECTS if e != "None" or rules.has("api.taint_effect_none")]
-        raise UsageError(f"--effect {args.effect!r} is not a device taint effect of Kubernetes {minor}",
+        raise UsageError(f"--effect {args.effect!r} is not a device taint effect of Kubernetes {rules.minor}",
                          hint=f"one of {', '.join(allowed)}")
     from drawb.api.names import invalid, is_label_value, is_qualified_name
 

@@ -14,7 +14,7 @@ from drawb.cluster.refusal import RbacRefused
 class SchedulerTarget:
     """What the scheduler of the connected cluster decides with."""
 
-    kubernetes_version: str  # the minor whose rules apply, e.g. "1.36"
+    kubernetes_version: str  # the release whose rules apply, e.g. "v1.36.3" (its patch picks the allocator's behaviour)
     feature_gates: Mapping[str, bool] | None  # the cluster's DRA gates as it reports them; None: the defaults
     newer_than_known: str | None = None  # the server's minor when drawb knows only older ones
     server_version: str = ""  # the API server's version as it reports it
@@ -26,14 +26,15 @@ def dra_gates(reported: Mapping[str, bool] | None) -> dict[str, bool] | None:
 
 
 def scheduler_target(cluster: Cluster, fallback_version: str) -> SchedulerTarget:
-    """The cluster's minor (``fallback_version`` when its version cannot be read) and its DRA gates."""
+    """The cluster's release, patch included (the newest drawb knows for a newer minor; ``fallback_version``
+    when its version cannot be read), and its DRA gates."""
     server = cluster.server_version()
     try:
         parsed = versions.parse(server)
         rules, newer = versions.known_rules(parsed)
     except versions.NotAKubernetesVersion:
         rules, newer, parsed = None, False, None
-    version = rules.minor if rules is not None else fallback_version
+    version = rules.version if rules is not None else fallback_version
     return SchedulerTarget(version, dra_gates(cluster.feature_gates_metric()),
                            parsed.minor_text if newer and parsed else None, server)
 

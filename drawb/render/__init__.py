@@ -114,16 +114,17 @@ def validate_documents(
     checked by the schema of their own group version. ``progress(step, done, total)`` is told of each document."""
     issues: list[Issue] = []
     served = cluster.group_versions(GROUP) if cluster is not None else None
+    discovery = _discovery(cluster) if cluster is not None else None
     checked = []
     for done, doc in enumerate(documents, 1):
         if progress:
             progress("checking", done, len(documents))
-        refused = unserved(doc, label(doc), kubernetes_version, served)
+        refused = unserved(doc, label(doc), kubernetes_version, served, discovery=discovery)
         if refused is not None:
             issues.append(refused)
             continue
         checked.append(doc)
-        missing = custom_unserved(doc, label(doc), kubernetes_version, _discovery(cluster)) if cluster is not None else None
+        missing = custom_unserved(doc, label(doc), kubernetes_version, discovery) if cluster is not None else None
         issues += [missing] if missing is not None else name_refusals(doc) + schema_issues(doc, label(doc), kubernetes_version)
     world = World(
         kubernetes_version=kubernetes_version,

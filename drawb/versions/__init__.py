@@ -2,8 +2,10 @@
 
 ``rules(version)`` answers everything that depends on the minor: each DRA feature gate's stage,
 default and lock (and which components read it, which fields it guards), the ``resource.k8s.io``
-versions a default API server serves, named behaviours (``has``), the allocator implementation the
-gates select, and the release whose facts these are. Every other module asks it; none compares
+versions a default API server serves, named behaviours (``has``, some of them brought by a patch
+release), the allocator implementation the gates select, and the release whose facts these are. A full
+version (``v1.36.3``) gets the behaviour of that patch; a bare minor (``1.36``) that of the newest patch
+drawb knows. Every other module asks it; none compares
 minors itself. ``parse`` is the one parser for version strings, ``parse_feature_gates`` for
 ``--feature-gates`` values.
 """
@@ -18,7 +20,8 @@ from dataclasses import dataclass, field
 
 from drawb.errors import DrawbError
 from drawb.versions import allocator
-from drawb.versions.facts import AVAILABLE, BEHAVIOURS, GATE_APIS, KIND_GATES, KIND_VERSIONS, RELEASES, SERVED
+from drawb.versions.facts import (AVAILABLE, BEHAVIOURS, GATE_APIS, KIND_GATES, KIND_VERSIONS, NEWEST_PATCHES,
+                                  PATCH_BEHAVIOURS, RELEASES, SERVED)
 from drawb.versions.flags import MalformedFeatureGates, parse_feature_gates
 from drawb.versions.gates import OTHER_HISTORIES, Gate, gates_of
 from drawb.versions.parse import NotAKubernetesVersion, Version, parse
@@ -67,11 +70,12 @@ def newest() -> str:
 
 @dataclass(frozen=True)
 class Rules:
-    """What one Kubernetes minor does, as far as DRA goes."""
+    """What one Kubernetes minor does, as far as DRA goes, at one of its patches."""
 
     minor: str  # "1.36": the minor whose rules these are
     number: int  # 36
-    release: str  # "v1.36.3": the release the facts come from
+    release: str  # "v1.36.3": the release the gate and API facts come from
+    patch: int  # 6: the patch whose behaviours ``has`` answers for (the newest drawb knows for a bare minor)
     gates: Mapping[str, Gate] = field(repr=False, compare=False)  # every DRA gate this minor has
     # the gates outside DRA that a DRA gate of this minor depends on (GenericWorkload, ...)
     dependency_gates: Mapping[str, Gate] = field(default_factory=dict, repr=False, compare=False)
@@ -79,11 +83,21 @@ class Rules:
     available: tuple[str, ...] = field(default=("v1",), compare=False)  # ... and those --runtime-config turns on
 
     def has(self, behaviour: str) -> bool:
-        """Whether this minor has a named behaviour (``drawb.versions.facts.BEHAVIOURS``)."""
+        """Whether this minor, at ``patch``, has a named behaviour (``drawb.versions.facts.BEHAVIOURS`` and
+        ``PATCH_BEHAVIOURS``)."""
+        if behaviour in PATCH_BEHAVIOURS:
+            first = PATCH_BEHAVIOURS[behaviour].get(self.number)
+            return first is not None and self.patch >= first
         try:
             return self.number >= BEHAVIOURS[behaviour]
         except KeyError:
-            raise KeyError(f"unknown behaviour {behaviour!r}; known: {', '.join(sorted(BEHAVIOURS))}") from None
+            known_names = sorted([*BEHAVIOURS, *PATCH_BEHAVIOURS])
+            raise KeyError(f"unknown behaviour {behaviour!r}; known: {', '.join(known_names)}") from None
+
+    @property
+    def version(self) -> str:
+        """``"v1.36.6"``: the release whose behaviour these rules give."""
+        return f"v{self.minor}.{self.patch}"
 
     def kind_versions(self, kind: str) -> tuple[str, ...]:
         """The ``resource.k8s.io`` versions that have ``kind`` (``DeviceTaintRule``...) in this minor, the
@@ -157,6 +171,10 @@ class Rules:
         return tuple(sorted(GATE_APIS[name][self.number] for name, on in gate_values.items()
                             if on and self.number in GATE_APIS.get(name, {})))
 
+    def gates_needing_api(self, api_version: str) -> tuple[str, ...]:
+        """The gates whose objects live in ``api_version`` (a group version off by default) in this minor."""
+        return tuple(sorted(name for name, apis in GATE_APIS.items() if apis.get(self.number) == api_version))
+
     def _missing_gate_hint(self, name: str) -> str:
         """What to write instead of a DRA gate this minor lacks: the version that has it, or the spelling."""
         having = [minor for minor in known() if name in _rules_of(int(minor.split(".")[1])).gates]
@@ -189,12 +207,14 @@ def is_dra_gate(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _rules_of(number: int) -> Rules:
+def _rules_of(number: int, patch: int | None = None) -> Rules:
+    """The rules of 1.<number> at ``patch`` (None: the newest patch drawb knows)."""
     gates = gates_of(number)
     needed = {dep for gate in gates.values() for dep in gate.needs}
     others = {name: gate for name, gate in gates_of(number, OTHER_HISTORIES).items() if name in needed}
-    return Rules(minor=f"1.{number}", number=number, release=RELEASES[number], gates=gates, dependency_gates=others,
-                 served=SERVED, available=AVAILABLE)
+    patch = NEWEST_PATCHES[number] if patch is None else patch
+    return Rules(minor=f"1.{number}", number=number, release=RELEASES[number], patch=patch, gates=gates,
+                 dependency_gates=others, served=SERVED, available=AVAILABLE)
 
 
 def known_rules(version: str | Version) -> tuple[Rules | None, bool]:
@@ -203,7 +223,8 @@ def known_rules(version: str | Version) -> tuple[Rules | None, bool]:
     parsed = version if isinstance(version, Version) else parse(version)
     if parsed.major != 1 or parsed.minor < _MINORS[0]:
         return None, False
-    return _rules_of(min(parsed.minor, _MINORS[-1])), parsed.minor > _MINORS[-1]
+    newer = parsed.minor > _MINORS[-1]
+    return _rules_of(min(parsed.minor, _MINORS[-1]), None if newer else parsed.patch), newer
 
 
 def rules_minor(version: str | Version) -> str:
@@ -216,6 +237,8 @@ def rules_minor(version: str | Version) -> str:
 def rules(version: str | Version) -> Rules:
     """The rules of a Kubernetes version (``"1.36"``, ``"v1.36.3-gke.1200"``, ...).
 
+    A full version gets the behaviours of its patch (``rules("v1.36.3").has(...)``); a bare minor
+    (``"1.36"``) those of the newest patch of that minor drawb knows (``facts.NEWEST_PATCHES``).
     Newer than the newest known: the newest known rules, with a NewerKubernetesVersion warning.
     Older than the oldest known, or not 1.x: UnsupportedKubernetesVersion."""
     parsed = version if isinstance(version, Version) else parse(version)

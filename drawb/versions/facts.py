@@ -8,6 +8,10 @@ from __future__ import annotations
 # tests read them from and the local control plane is built from).
 RELEASES: dict[int, str] = {34: "v1.34.4", 35: "v1.35.4", 36: "v1.36.3", 37: "v1.37.2"}
 
+# The newest patch release of each minor drawb knows (the k8s.io/dynamic-resource-allocation versions the Go
+# module proxy lists, 2026-12-03): a version named without its patch ("1.36") behaves as this one.
+NEWEST_PATCHES: dict[int, int] = {34: 13, 35: 10, 36: 6, 37: 2}
+
 # resource.k8s.io versions a default API server serves (pkg/controlplane's stable list) and those it
 # has but serves only when --runtime-config turns them on (its beta and alpha lists), the same in
 # every known minor.
@@ -34,6 +38,20 @@ KIND_GATES: dict[str, tuple[tuple[int, str], ...]] = {
 # and minor: 1.36's API server with GenericWorkload on never becomes ready without scheduling.k8s.io/v1alpha2
 # (its admission waits for Workload and PodGroup informers); 1.37's becomes ready without v1beta1.
 GATE_APIS: dict[str, dict[int, str]] = {"GenericWorkload": {36: "scheduling.k8s.io/v1alpha2"}}
+
+# Behaviours that a patch release brought, with the first patch of each minor that has each (a minor not
+# listed has it in none of its patches); read from k8s.io/dynamic-resource-allocation's structured
+# package at each tag (the module versions equal the releases: v0.36.5 is Kubernetes v1.36.5).
+PATCH_BEHAVIOURS: dict[str, dict[int, int]] = {
+    # The claim limit of 32 devices is checked request by request ("adding 33 devices exceeds the claim limit
+    # of 32, with 0 already accounted for"); earlier patches check the claim's sum after its last request
+    # ("number of requested devices 33 exceeds the claim limit of 32"). The fix of integer overflow in the
+    # limit checks (kubernetes#141307), backported to every minor.
+    "alloc.claim_limit_per_request": {34: 12, 35: 9, 36: 5, 37: 1},
+    # Counter sets are counted per driver and pool; earlier 1.36 patches count them per pool name, so two
+    # drivers' pools of the same name share counters. 1.35 counts them per pool name in every patch.
+    "alloc.counters_per_driver_pool": {36: 4, 37: 0},
+}
 
 # Behaviours that are not feature gates, with the first minor that has each.
 BEHAVIOURS: dict[str, int] = {

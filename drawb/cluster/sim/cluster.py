@@ -7,6 +7,7 @@ import gc
 import itertools
 from collections.abc import Callable, Iterator, Mapping
 
+from drawb.apirules.served import stable_versions
 from drawb.collector import collector_paused
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
@@ -82,6 +83,7 @@ class SimCluster:
         self.version = version.release
         self.rules = rules = version.rules
         self.feature_gates = version.gates
+        self.apis = version.apis  # group versions off by default that its gates need served
         self.gated_fields = GatedFields(rules, version.gates)
         self.simulated = True  # front ends say so beside every answer that comes from it
         self._objects: dict[Key, dict] = {}
@@ -91,7 +93,7 @@ class SimCluster:
         self._watches: dict[tuple[str, str | None], SimWatch] = {}
         self.writes = 0  # objects stored or removed so far: a kept cluster is written back when it changed
         self.kubernetes_version = rules.minor
-        self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), self.kubernetes_version,
+        self.lifecycle = Lifecycle(self._store, self._discard, clock or WallClock(), rules.version,
                                    self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()},
                                    self.scenario.image_pull_seconds)
 
@@ -261,7 +263,7 @@ class SimCluster:
             raise NotManagedByDrawb(
                 f"{key[0]} '{key[2]}' exists and was not created by drawb; refusing to change it"
             )
-        check_schema(obj, self.kubernetes_version)
+        check_schema(obj, self.kubernetes_version, self.apis)
         labelled = with_managed_label(copy.deepcopy(obj))
         self.gated_fields.drop(labelled, existing)
         apply_defaults(labelled)
@@ -307,10 +309,11 @@ class SimCluster:
 
     def group_versions(self, group: str) -> list[str]:
         """The versions of API ``group`` the simulation serves: ``resource.k8s.io``'s are those its minor
-        serves by default; of the other groups, those drawb's kinds use."""
+        serves by default; of the other groups, the stable versions Kubernetes has and those its gates need."""
         if group == "resource.k8s.io":
             return sorted(self.rules.served)
-        return sorted({k.api_version.rpartition("/")[2] for k in KINDS.values() if k.api_version.rpartition("/")[0] == group})
+        return sorted(set(stable_versions(group, self.kubernetes_version))
+                      | {api.rpartition("/")[2] for api in self.apis if api.rpartition("/")[0] == group})
 
     def feature_gates_metric(self) -> dict[str, bool] | None:
         """The simulated API server's DRA gates, as its ``kubernetes_feature_enabled`` metric would say."""

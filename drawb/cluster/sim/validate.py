@@ -8,7 +8,7 @@ run on the object as the server validates it, after the fields of disabled gates
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from drawb.api.names import invalid
 from drawb.apirules import label, name_refusals, rule_refusals, schema_refusals, unserved
@@ -38,12 +38,13 @@ def check_name(obj: dict) -> None:
     raise _invalid(obj, [invalid(i.path, name, i.message) for i in issues])
 
 
-def check_schema(obj: dict, kubernetes_version: str) -> None:
-    """Refuse a group version the server does not serve (404, as the real one: it has no such resource), a
-    field the schema of that group version lacks, or a value of the wrong type."""
+def check_schema(obj: dict, kubernetes_version: str, enabled: Collection[str] = ()) -> None:
+    """Refuse a group version the server does not serve (404, as the real one: it has no such resource; of
+    the alpha and beta ones it serves those ``enabled``), a field the schema of that group version lacks, or
+    a value of the wrong type."""
     if not obj.get("apiVersion"):  # the real server cannot decode it
         raise ClusterError(f"invalid object type: {obj.get('kind')} has no apiVersion", status=400, reason="BadRequest")
-    refused = unserved(obj, label(obj), kubernetes_version)
+    refused = unserved(obj, label(obj), kubernetes_version, enabled=enabled)
     if refused is not None:
         raise ClusterError(f"the server could not find the requested resource: {refused.message}", status=404,
                            reason="NotFound")

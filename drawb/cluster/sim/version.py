@@ -21,13 +21,14 @@ class DraTurnedOff(DrawbError, ValueError):
 class SimulatedVersion:
     """The simulated API server's, scheduler's and kubelets' version, and the gates they run with."""
 
-    release: str  # what server_version() and the kubelets report: "v1.36.3"
-    rules: versions.Rules  # the minor's rules (the newest drawb knows for a newer version)
+    release: str  # what server_version() and the kubelets report: "v1.36.6"
+    rules: versions.Rules  # the release's rules (the newest drawb knows for a newer version)
     gates: dict[str, bool]  # every DRA gate of the minor, the defaults with the chosen ones applied
+    apis: tuple[str, ...] = ()  # group versions off by default that these gates need served ("scheduling.k8s.io/v1alpha2")
 
 
 def simulated_version(version: str | None = None, gates: Mapping[str, bool] | None = None) -> SimulatedVersion:
-    """``version`` (``"1.36"``: that minor's release drawb's facts come from; a full ``"v1.36.1"`` as given;
+    """``version`` (``"1.36"``: the newest patch of that minor drawb knows; a full ``"v1.36.1"`` as given;
     None: drawb's default) with ``gates`` set on every component.
 
     A version newer than drawb knows runs the newest rules (NewerKubernetesVersion warns); an older one is
@@ -35,7 +36,7 @@ def simulated_version(version: str | None = None, gates: Mapping[str, bool] | No
     set against its default LockedFeatureGate, DynamicResourceAllocation off DraTurnedOff."""
     parsed = versions.parse(version or versions.DEFAULT)
     rules = versions.rules(parsed)
-    release = rules.release if parsed.patch is None and parsed.minor == rules.number else str(parsed)
+    release = rules.version if parsed.patch is None and parsed.minor == rules.number else str(parsed)
     for name in gates or {}:
         if not versions.is_dra_gate(name):
             raise versions.UnknownFeatureGate(
@@ -45,4 +46,5 @@ def simulated_version(version: str | None = None, gates: Mapping[str, bool] | No
     if not values[DRA_ITSELF]:
         raise DraTurnedOff(f"{DRA_ITSELF}=false turns DRA off (no resource.k8s.io API, no DRA scheduling): the "
                            "simulated cluster models DRA and does not run without it")
-    return SimulatedVersion(release, rules, values)
+    needed = rules.with_dependencies({name: True for name, on in values.items() if on})
+    return SimulatedVersion(release, rules, values, rules.apis_for(needed))

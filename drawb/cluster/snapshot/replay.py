@@ -34,7 +34,7 @@ def scenario(snapshot: Snapshot, name: str) -> Scenario:
         resource_slices=list(objects.get("ResourceSlice", [])),
         device_classes=list(objects.get("DeviceClass", [])),
         feature_gates={g: v for g, v in snapshot.feature_gates.items() if versions.is_dra_gate(g)},
-        server_version=snapshot.server_version or f"v{snapshot.kubernetes_version}.0",
+        server_version=snapshot.server_version or snapshot.kubernetes_version,
         objects=[o for kind in _SEEDED for o in objects.get(kind, [])],
         simulated_kubelets=False,
     )

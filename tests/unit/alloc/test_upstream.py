@@ -20,6 +20,7 @@ from drawb.alloc.state import AllocatedState
 from drawb.alloc.pools import random_pool_order
 from drawb.alloc.versions import Flavor, choose, gate_values
 from drawb.api.quantity import Quantity
+from drawb.versions import parse
 
 CASES = pathlib.Path(__file__).parent / "cases"
 FIXED_SHARE_ID = "<share-id>"
@@ -73,8 +74,9 @@ def _load() -> list[tuple[str, str, dict, str]]:
             limit = TRANSCRIPTION_LIMITS.get((data["version"], case["name"]))
             if limit:
                 marks = [pytest.mark.xfail(strict=True, reason=limit)]
+            release = "v1." + data["module"].rsplit(" v0.", 1)[1]  # the Kubernetes release of the module's tag
             for impl in sorted(case["outcomes"]):
-                params.append(pytest.param(data["version"], impl, case, id=f"{data['version']}-{impl}-{case['name']}", marks=marks))
+                params.append(pytest.param(release, impl, case, id=f"{data['version']}-{impl}-{case['name']}", marks=marks))
     return params
 
 
@@ -177,7 +179,7 @@ def run(version: str, impl: str, case: dict, public: bool = False, stats: dict |
         return allocate(case.get("claims") or [], allocated=claims, kubernetes_version=version,
                         feature_gates=_gates(minor, features), **kwargs)  # fmt: skip
     gates = tuple(sorted(_gates(minor, features).items()))
-    flavor = Flavor(minor, impl, features, gates)
+    flavor = Flavor(minor, impl, features, gates, parse(version).patch)
     return allocate_with(flavor, case.get("claims") or [], state=_state(case), stats=stats, **kwargs)
 
 

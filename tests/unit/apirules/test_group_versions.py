@@ -93,8 +93,11 @@ def test_v1alpha2_is_said_to_be_removed_not_served_from_a_version_on():
     assert any("is not in the API of Kubernetes 1.33; Kubernetes 1.27 to 1.30 served it" in e for e in older), older
 
 
-def test_other_groups_and_v1_are_left_to_the_schema():
-    assert unserved({"apiVersion": "apps/v1beta1", "kind": "Deployment"}, "x", "1.34") is None
+def test_stable_versions_are_left_to_the_schema_and_a_removed_beta_names_the_one_to_use():
+    assert unserved({"apiVersion": "apps/v1", "kind": "Deployment"}, "x", "1.34") is None
+    assert unserved({"apiVersion": "apps/v1beta1", "kind": "Deployment"}, "x", "1.34").message == (
+        "apps/v1beta1 is not served by a Kubernetes 1.34 API server with default settings: Kubernetes 1.34 has no "
+        "apps/v1beta1; its Deployment is apps/v1: use that")
     assert unserved({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass"}, "x", "1.37") is None
     assert schema_refusals({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"},
                             "spec": {}}, "1.34") == []

@@ -25,7 +25,7 @@ def test_cli_connect_at_each_known_minor_reports_its_release():
     for minor in versions.known():
         out = drawb("connect", "--kubernetes-version", minor)
         assert out.returncode == 0, out.stderr
-        assert out.stdout.startswith(f"Connected to simulated cluster 'default', Kubernetes {versions.rules(minor).release}")
+        assert out.stdout.startswith(f"Connected to simulated cluster 'default', Kubernetes {versions.rules(minor).version}")
         assert f"Feature gates: {minor}'s defaults" in out.stdout
 
 
@@ -78,7 +78,7 @@ def test_cli_newer_version_connects_with_the_newest_rules_and_one_warning():
 
 def test_magic_connect_at_a_version_with_gates_and_the_stamp_follows(shell, capsys):
     result = shell.run(f"%dra connect --kubernetes-version 1.36 --feature-gates {GATES},DRAListTypeAttributes=true")
-    assert repr(result).startswith("Connected to simulated cluster 'default', Kubernetes v1.36.3")
+    assert repr(result).startswith("Connected to simulated cluster 'default', Kubernetes v1.36.6")
     assert "DRAListTypeAttributes=true (the rest: 1.36's defaults)" in repr(result)
     session = shell.ipython.magics_manager.registry["DRAMagics"].session
     assert session.cluster.feature_gates_metric()["DRAListTypeAttributes"] is True

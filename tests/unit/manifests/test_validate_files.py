@@ -145,7 +145,7 @@ def test_a_broken_variant_gives_its_finding_and_exit_status(tmp_path, capsys, na
 def test_the_unbroken_variant_is_clean(tmp_path, capsys):
     status, out = validate(tmp_path, "clean", variant(), capsys)
     assert status == 0 and out.splitlines() == [
-        "valid: 2 document(s) in 1 file(s), 0 error(s), 0 warning(s); checked against Kubernetes v1.34.4 and the "
+        "valid: 2 document(s) in 1 file(s), 0 error(s), 0 warning(s); checked against Kubernetes v1.34.13 and the "
         "simulated cluster 'default'"]
 
 

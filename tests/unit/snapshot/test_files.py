@@ -41,7 +41,7 @@ def test_a_snapshot_holds_versions_and_every_kind(saved):
     document = json.loads(saved.read_text())
     assert document["kind"] == "DrawbSnapshot" and document["formatVersion"] == 1 and document["drawbVersion"]
     assert list(document)[-1] == "counts"
-    assert document["cluster"]["serverVersion"] == "v1.34.4" and document["cluster"]["kubernetesVersion"] == "1.34"
+    assert document["cluster"]["serverVersion"] == "v1.34.13" and document["cluster"]["kubernetesVersion"] == "1.34"
     assert document["cluster"]["gateSources"]["DRAPartitionableDevices"] == "probed"
     assert document["counts"] == {"Namespace": 1, "Node": 4, "DeviceClass": 5, "ResourceSlice": 8,
                                   "ResourceClaimTemplate": 1, "ResourceClaim": 2, "Pod": 2}

@@ -130,3 +130,19 @@ def test_the_rules_minor_of_a_version_warns_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert [versions.rules_minor(v) for v in ("v1.36.3", "1.38", "v1.33.1")] == ["1.36", "1.37", "1.33"]
+
+
+@pytest.mark.parametrize(("version", "patch", "per_request"), [
+    ("v1.36.3", 3, False), ("v1.36.5", 5, True), ("v1.36.4-gke.1200", 4, False), ("1.36", 6, True),
+    ("v1.34.4", 4, False), ("v1.34.12", 12, True), ("v1.35.8", 8, False), ("v1.35.9", 9, True),
+    ("v1.37.0", 0, False), ("v1.37.1", 1, True), ("v1.36.9", 9, True),  # a later patch than drawb knows: the newest's
+])  # fmt: skip
+def test_a_full_version_gets_the_behaviours_of_its_patch_a_bare_minor_the_newest(version, patch, per_request):
+    rules = versions.rules(version)
+    assert (rules.patch, rules.has("alloc.claim_limit_per_request")) == (patch, per_request)
+    assert rules.minor == version.lstrip("v")[:4] and rules.gates == versions.rules(rules.minor).gates
+
+
+def test_a_newer_minor_gets_the_newest_patch_of_the_newest_minor():
+    with pytest.warns(NewerKubernetesVersion):
+        assert versions.rules("v1.38.0").version == versions.rules(versions.newest()).version
