@@ -20,6 +20,7 @@ import collections
 import copy
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from drawb import versions
@@ -89,21 +90,25 @@ def nvidia_classes() -> list[dict]:
     return [_labelled(c, None) for c in nvidia_device_classes()]
 
 
-def generate(seed: int, prefix: str = "ad", kubernetes_version: str = versions.DEFAULT) -> AllocScenario:
-    """The scenario of ``seed`` (the same seed always gives the same objects), shaped for that version's API."""
+def generate(seed: int, prefix: str = "ad", kubernetes_version: str = versions.DEFAULT,
+             feature_gates: Mapping[str, bool] | None = None) -> AllocScenario:
+    """The scenario of ``seed`` (the same seed always gives the same objects), shaped for that version's API
+    with ``feature_gates`` (default: ``GATES``): no field that its API server would drop (a constraint that
+    would be ``distinctAttribute`` is ``matchAttribute`` where the gates drop it)."""
     rng = random.Random(seed)
     name = f"{prefix}{seed:04d}"
-    scenario = _Generator(rng, name).build()
+    dropped = versions.rules(kubernetes_version).dropped_fields(GATES if feature_gates is None else feature_gates)
+    scenario = _Generator(rng, name, distinct="constraints[].distinctAttribute" not in dropped).build()
     scenario.seed = seed
     if versions.rules(kubernetes_version).has("api.counter_sets_in_own_slices"):
         scenario.slices = split_counters(scenario.slices)
     return scenario
 
 
-def generate_many(count: int, first_seed: int = 0, prefix: str = "ad",
-                  kubernetes_version: str = versions.DEFAULT) -> list[AllocScenario]:
+def generate_many(count: int, first_seed: int = 0, prefix: str = "ad", kubernetes_version: str = versions.DEFAULT,
+                  feature_gates: Mapping[str, bool] | None = None) -> list[AllocScenario]:
     """``count`` scenarios with consecutive seeds."""
-    return [generate(first_seed + i, prefix, kubernetes_version) for i in range(count)]
+    return [generate(first_seed + i, prefix, kubernetes_version, feature_gates) for i in range(count)]
 
 
 def split_counters(slices: list[dict]) -> list[dict]:
@@ -150,9 +155,10 @@ class _Device:
 
 
 class _Generator:
-    def __init__(self, rng: random.Random, name: str):
+    def __init__(self, rng: random.Random, name: str, distinct: bool = True):
         self.rng = rng
         self.name = name
+        self.distinct = distinct  # distinctAttribute constraints survive the API server
         self.features: list[str] = []
         self.devices: dict[str, list[_Device]] = {}
         self.partitionable: dict[str, bool] = {}
@@ -418,7 +424,7 @@ class _Generator:
         constraint: dict = {}
         if len(names) > 1 and rng.random() < 0.5:
             constraint["requests"] = rng.sample(names, 2)
-        if rng.random() < 0.3:
+        if rng.random() < 0.3 and self.distinct:
             constraint["distinctAttribute"] = attribute
             self.note("distinctAttribute")
         else:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from drawb.errors import DrawbError
 from drawb.versions import allocator
-from drawb.versions.facts import (AVAILABLE, BEHAVIOURS, GATE_APIS, KIND_GATES, KIND_VERSIONS, NEWEST_PATCHES,
+from drawb.versions.facts import (AVAILABLE, BEHAVIOURS, FIELD_BEHAVIOURS, GATE_APIS, KIND_GATES, KIND_VERSIONS, NEWEST_PATCHES,
                                   PATCH_BEHAVIOURS, RELEASES, SERVED)
 from drawb.versions.flags import MalformedFeatureGates, parse_feature_gates
 from drawb.versions.gates import OTHER_HISTORIES, Gate, gates_of
@@ -112,6 +112,13 @@ class Rules:
     def field_gates(self) -> tuple[str, ...]:
         """The gates that can be turned off and then make the API server drop fields or objects."""
         return tuple(name for name, gate in self.gates.items() if gate.fields and not gate.locked)
+
+    def dropped_fields(self, overrides: Mapping[str, bool] | None = None) -> frozenset[str]:
+        """The fields (as the gates name them: ``"constraints[].distinctAttribute"``) that an API server with these
+        gates drops from new objects."""
+        values = self.gate_values(overrides, enforce_locks=False)
+        return frozenset(name for gate, on in values.items() if not on for name in self.gates[gate].fields
+                         if name not in FIELD_BEHAVIOURS or self.has(FIELD_BEHAVIOURS[name]))
 
     def defaults(self) -> dict[str, bool]:
         """Every gate's default."""

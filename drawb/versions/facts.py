@@ -53,6 +53,13 @@ PATCH_BEHAVIOURS: dict[str, dict[int, int]] = {
     "alloc.counters_per_driver_pool": {36: 4, 37: 0},
 }
 
+# Fields a gate guards (gates.py) that the API server drops with the gate off only from the minor of a
+# behaviour on (1.34 keeps them whatever the gate says).
+FIELD_BEHAVIOURS: dict[str, str] = {
+    "constraints[].distinctAttribute": "api.distinct_attribute_gated",
+    "requests' tolerations": "api.tolerations_gated",
+}
+
 # Behaviours that are not feature gates, with the first minor that has each.
 BEHAVIOURS: dict[str, int] = {
     # The API server's CEL compatibility version (one minor back) includes cel-go's ext.Lists

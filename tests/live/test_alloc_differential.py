@@ -100,7 +100,7 @@ def test_drawb_allocates_like_the_real_scheduler(cluster, timings):
     gates = {g: enabled.get(g, False) for g in DRA_GATES}
     assert gates["DRAPartitionableDevices"] and gates["DRADeviceTaints"]
     namespace = alloc_live.admin_namespace(cluster, "alloc-differential")
-    scenarios = generate_many(SCENARIOS, kubernetes_version=version)
+    scenarios = generate_many(SCENARIOS, kubernetes_version=version, feature_gates=gates)
     shared = nvidia_classes()
     alloc_live.publish(api, scenarios, shared, cluster.cluster.pod_log_dir)
     stored = alloc_live.stored_state(api, scenarios)

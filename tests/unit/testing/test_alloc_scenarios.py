@@ -90,3 +90,18 @@ def test_from_1_35_a_slice_holds_counters_or_devices_and_pools_count_their_slice
 
         assert devices(new.slices) == devices(old.slices) and counter_sets(new.slices) == counter_sets(old.slices)
     assert any(len(new.slices) > len(old.slices) for old, new in zip(generate_many(60), generate_many(60, kubernetes_version="1.37")))
+
+
+def _constraint_kinds(scenarios) -> set[str]:
+    return {key for s in scenarios for c in s.claims for constraint in c["spec"]["devices"].get("constraints") or []
+            for key in constraint if key != "requests"}
+
+
+def test_no_field_the_target_api_server_drops_is_generated():
+    # 1.35 drops distinctAttribute while DRAConsumableCapacity (alpha) is off; 1.34 keeps it, 1.36 has the gate on
+    assert _constraint_kinds(generate_many(60, kubernetes_version="v1.35.4")) == {"matchAttribute"}
+    on = _constraint_kinds(generate_many(60, kubernetes_version="v1.35.4",
+                                         feature_gates={"DRAConsumableCapacity": True, "DRAPartitionableDevices": True}))
+    assert on == {"matchAttribute", "distinctAttribute"}
+    assert _constraint_kinds(generate_many(60, kubernetes_version="1.34")) == on
+    assert _constraint_kinds(generate_many(60, kubernetes_version="v1.36.3")) == on

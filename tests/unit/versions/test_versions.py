@@ -146,3 +146,11 @@ def test_a_full_version_gets_the_behaviours_of_its_patch_a_bare_minor_the_newest
 def test_a_newer_minor_gets_the_newest_patch_of_the_newest_minor():
     with pytest.warns(NewerKubernetesVersion):
         assert versions.rules("v1.38.0").version == versions.rules(versions.newest()).version
+
+
+def test_the_fields_a_server_drops_follow_its_gates_and_the_minor():
+    assert "constraints[].distinctAttribute" not in versions.rules("1.34").dropped_fields()  # 1.34 keeps it
+    assert "constraints[].distinctAttribute" in versions.rules("1.35").dropped_fields()
+    assert "constraints[].distinctAttribute" not in versions.rules("1.35").dropped_fields({"DRAConsumableCapacity": True})
+    assert "requests' tolerations" in versions.rules("1.35").dropped_fields()
+    assert not versions.rules("1.36").dropped_fields() & {"constraints[].distinctAttribute", "requests' tolerations"}
