@@ -46,7 +46,8 @@ class Rules:
     config_once: bool  # 1.37: a claim config is added once, and covers-all configs lose ``requests``
     invalid_pools_fail_node: bool  # when nothing fits and some pool is invalid: unschedulable here (1.35+)
     checked_range_arithmetic: bool  # 1.37: capacity rounding keeps the step's format, refuses overflow and negatives
-    counter_scope: str  # where counter sets are counted: "slice" (1.34), "pool" (1.35 and 1.36.0-3, by name), "driver-pool"
+    # where counter sets are counted: "slice" (1.34), "pool" (by name: 1.35, 1.36.0 to 1.36.3), "driver-pool"
+    counter_scope: str
     subrequest_capacity_error: bool  # 1.35+: a capacity request's gate error names the subrequest
     derived_gate_error: bool  # 1.37: a request with derived attributes needs DRADerivedAttributes
     all_mode_capacity_state: bool  # before 1.37: "All" mode checks capacity against what is already allocated

@@ -70,7 +70,9 @@ def _prerelease_unserved(doc: Mapping[str, Any], label: str, kubernetes_version:
     api_version, kind = str(doc.get("apiVersion")), str(doc.get("kind"))
     group, _, version = api_version.rpartition("/")
     rules, _ = versions.known_rules(kubernetes_version)
-    if rules is None or not _PRERELEASE.match(version) or group not in built_in_groups(schema_version(kubernetes_version)):
+    if rules is None or not _PRERELEASE.match(version):
+        return None
+    if group not in built_in_groups(schema_version(kubernetes_version)):
         return None
     if version in discovery(group) if discovery is not None else api_version in enabled:
         return None
@@ -79,7 +81,8 @@ def _prerelease_unserved(doc: Mapping[str, Any], label: str, kubernetes_version:
               else f"the connected cluster (it serves {group} {', '.join(discovery(group)) or 'no version'})")
     if schema_version(kubernetes_version) in schema_sets(api_version, kind):
         gates = rules.gates_needing_api(api_version)
-        turn_on = f"--runtime-config={api_version}=true" + (f" and the {', '.join(gates)} feature gate on" if gates else "")
+        turn_on = f"--runtime-config={api_version}=true"
+        turn_on += f" and the {', '.join(gates)} feature gate on" if gates else ""
         whose = "kube-apiserver" if discovery is None else "the cluster's kube-apiserver"
         fix = f"it is {stage} API, off by default: start {whose} with {turn_on}"
     else:
@@ -89,8 +92,9 @@ def _prerelease_unserved(doc: Mapping[str, Any], label: str, kubernetes_version:
             fix = (f"Kubernetes {rules.minor} has no {api_version}; its {kind} is {' or '.join(others)}: "
                    f"use {'that' if len(others) == 1 else 'one of those'}")
         else:
-            where = f"; {api_version} {kind} is in Kubernetes {' and '.join(having)}: target such a version" if having else ""
-            fix = f"Kubernetes {rules.minor} has no {kind}{where}"
+            fix = f"Kubernetes {rules.minor} has no {kind}"
+            if having:
+                fix += f"; {api_version} {kind} is in Kubernetes {' and '.join(having)}: target such a version"
     return Issue("error", label, "apiVersion", f"{api_version} is not served by {server}: {fix}",
                  refused_by_server=True)
 

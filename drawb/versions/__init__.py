@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from drawb.errors import DrawbError
 from drawb.versions import allocator
-from drawb.versions.facts import (AVAILABLE, BEHAVIOURS, FIELD_BEHAVIOURS, GATE_APIS, KIND_GATES, KIND_VERSIONS, NEWEST_PATCHES,
-                                  PATCH_BEHAVIOURS, RELEASES, SERVED)
+from drawb.versions.facts import (AVAILABLE, BEHAVIOURS, FIELD_BEHAVIOURS, GATE_APIS, KIND_GATES, KIND_VERSIONS,
+                                  NEWEST_PATCHES, PATCH_BEHAVIOURS, RELEASES, SERVED)
 from drawb.versions.flags import MalformedFeatureGates, parse_feature_gates
 from drawb.versions.gates import OTHER_HISTORIES, Gate, gates_of
 from drawb.versions.parse import NotAKubernetesVersion, Version, parse

@@ -24,7 +24,7 @@ class SimulatedVersion:
     release: str  # what server_version() and the kubelets report: "v1.36.6"
     rules: versions.Rules  # the release's rules (the newest drawb knows for a newer version)
     gates: dict[str, bool]  # every DRA gate of the minor, the defaults with the chosen ones applied
-    apis: tuple[str, ...] = ()  # group versions off by default that these gates need served ("scheduling.k8s.io/v1alpha2")
+    apis: tuple[str, ...] = ()  # group versions, off by default, these gates need served: "scheduling.k8s.io/v1alpha2"
 
 
 def simulated_version(version: str | None = None, gates: Mapping[str, bool] | None = None) -> SimulatedVersion:

@@ -13,7 +13,8 @@ CLAIM_SUM = "claim ns/big: number of requested devices 33 exceeds the claim limi
 
 
 def _class(driver: str) -> dict:
-    return {"metadata": {"name": driver}, "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}}
+    selector = {"cel": {"expression": f'device.driver == "{driver}"'}}
+    return {"metadata": {"name": driver}, "spec": {"selectors": [selector]}}
 
 
 def _claim(name: str, *requests: tuple[str, str, int]) -> dict:

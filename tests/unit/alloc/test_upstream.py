@@ -76,7 +76,8 @@ def _load() -> list[tuple[str, str, dict, str]]:
                 marks = [pytest.mark.xfail(strict=True, reason=limit)]
             release = "v1." + data["module"].rsplit(" v0.", 1)[1]  # the Kubernetes release of the module's tag
             for impl in sorted(case["outcomes"]):
-                params.append(pytest.param(release, impl, case, id=f"{data['version']}-{impl}-{case['name']}", marks=marks))
+                case_id = f"{data['version']}-{impl}-{case['name']}"
+                params.append(pytest.param(release, impl, case, id=case_id, marks=marks))
     return params
 
 

@@ -16,10 +16,10 @@ from drawb.cluster.sim.validate import check_schema
 from drawb.render import validate_documents
 
 NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
-POD_GROUP = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "team"},
-             "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
-ATTRIBUTES_CLASS = {"apiVersion": "storage.k8s.io/v1beta1", "kind": "VolumeAttributesClass", "metadata": {"name": "fast"},
-                    "driverName": "csi.example.com"}
+POD_GROUP = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+             "metadata": {"name": "g", "namespace": "team"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
+ATTRIBUTES_CLASS = {"apiVersion": "storage.k8s.io/v1beta1", "kind": "VolumeAttributesClass",
+                    "metadata": {"name": "fast"}, "driverName": "csi.example.com"}
 
 
 class Cluster:
