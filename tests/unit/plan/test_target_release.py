@@ -8,8 +8,7 @@ import pytest
 from drawb import versions
 from drawb.cluster.sim.clock import ManualClock
 from drawb.cluster.sim.cluster import SimCluster
-from drawb.commands.preview import plan_state
-from drawb.commands.why import read_state
+from drawb.plan.read import read_view
 from drawb.plan.target import scheduler_target
 from drawb.session import Session
 
@@ -24,9 +23,9 @@ def _session(version: str) -> Session:
 def test_why_and_preview_read_the_servers_patch(version, release):
     session = _session(version)
     assert scheduler_target(session.cluster, session.rules_version).kubernetes_version == release
-    assert read_state(session).kubernetes_version == release
-    state, header, _ = plan_state(session)
-    assert state.kubernetes_version == release and f"Kubernetes {release}" in header
+    assert read_view(session.cluster, session.rules_version, explaining=True).kubernetes_version == release
+    state = read_view(session.cluster, session.rules_version)
+    assert state.kubernetes_version == release and f"Kubernetes {release}" in state.where
     assert session.cluster.lifecycle.kubernetes_version == release  # the simulated scheduler's allocator too
 
 
