@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drawb import versions
-from drawb.api import Quantity, QuantityError
+from drawb.api import Quantity, QuantityError, cron
 from drawb.api.workloads import dotted, pod_specs
 from drawb.apirules.issue import Issue, label
 from drawb.apirules.served import GROUP
@@ -102,6 +102,27 @@ class _Checker:
 
     def warn(self, path: str, message: str) -> None:
         self.issues.append(Issue("warning", self.doc, path, message))
+
+    def job_spec(self, spec: dict, path: str) -> None:
+        """What the API server refuses in a Job's spec (or a CronJob's job template): a pod that restarts
+        always, an Indexed Job without completions."""
+        policy = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") or "Always"
+        if policy not in ("OnFailure", "Never"):
+            self.refuse(f"{path}.template.spec.restartPolicy",
+                        f'Unsupported value: "{policy}": supported values: "OnFailure", "Never"')
+        if spec.get("completionMode") == "Indexed" and spec.get("completions") is None:
+            self.refuse(f"{path}.completions", "Required value: when completion mode is Indexed")
+
+    def cronjob(self, doc: dict) -> None:
+        """A CronJob's schedule, read as the controller's cron library reads it, and its job template."""
+        spec = doc.get("spec") or {}
+        schedule = spec.get("schedule")
+        if isinstance(schedule, str):
+            try:
+                cron.parse(schedule)
+            except cron.ScheduleError as err:
+                self.refuse("spec.schedule", f'Invalid value: "{schedule}": {err}')
+        self.job_spec((spec.get("jobTemplate") or {}).get("spec") or {}, "spec.jobTemplate.spec")
 
     def namespace_exists(self) -> None:
         """Warn of a namespace neither the connected cluster nor the documents have: apply is refused until it exists."""
@@ -510,6 +531,10 @@ def cross_reference_issues(docs: list[dict], world: World) -> list[Issue]:
             checker.device_class(doc)
         if kind == "ResourceSlice":
             checker.resource_slice(doc)
+        if kind == "Job":
+            checker.job_spec(doc.get("spec") or {}, "spec")
+        if kind == "CronJob":
+            checker.cronjob(doc)
         if kind in _CLAIM_SPEC_PATHS:
             path = _CLAIM_SPEC_PATHS[kind]
             checker.claim_spec(_dig(doc, path), ".".join(path))

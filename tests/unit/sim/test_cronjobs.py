@@ -132,3 +132,17 @@ def test_deleting_a_cronjob_deletes_its_jobs_and_their_pods(sim):
     assert jobs(sim) and sim.list("Pod", NS)
     sim.delete("CronJob", "gone", NS)
     assert jobs(sim) == [] and sim.list("Pod", NS) == []
+
+
+def test_the_simulated_api_server_refuses_a_bad_schedule_and_a_job_that_restarts_always(sim):
+    from drawb.cluster.protocol import ClusterError
+
+    with pytest.raises(ClusterError, match=r'CronJob.batch "bad" is invalid: spec.schedule: Invalid value: "61 \* \* \* \*": '
+                                           r"end of range \(61\) above maximum \(59\): 61"):
+        sim.apply([cronjob("bad", "61 * * * *")])
+    forever = cronjob("forever", "* * * * *")
+    forever["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] = "Always"
+    with pytest.raises(ClusterError, match='spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": '
+                                           'supported values: "OnFailure", "Never"'):
+        sim.apply([forever])
+    assert sim.list("CronJob", NS) == []
