@@ -40,6 +40,9 @@ def explain(state: PlanState, kind: str, namespace: str, name: str) -> Explanati
 
 def find(state: PlanState, kind: str, namespace: str, name: str) -> dict:
     """The object, or ObjectNotFound / OtherNamespace with the close names."""
+    found = state.pod(namespace, name) if kind == "Pod" else state.claim(namespace, name)
+    if found is not None:
+        return found
     return find_among(state.pods if kind == "Pod" else state.claims, kind, namespace, name)
 
 
