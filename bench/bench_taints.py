@@ -18,7 +18,6 @@ the other ``--runs`` (the same objects again, as a session whose cluster did not
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import sys
 import time
@@ -29,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_alloc import GPU, half_allocated  # noqa: E402
 
 from drawb.cluster.sim.classes import nvidia_device_classes  # noqa: E402
+from drawb.collector import collection_around_command  # noqa: E402
 from drawb.plan.pools import pool_status  # noqa: E402
 from drawb.plan.taints import Objects, blast_radius  # noqa: E402
 
@@ -64,7 +64,8 @@ def timed(fn):
     """(wall seconds, CPU seconds of this process, value): drawb works in one thread, so the CPU time is what
     the wall time is on a core of its own, whatever else the machine runs."""
     start, cpu = time.perf_counter(), time.process_time()
-    value = fn()
+    with collection_around_command():  # the collector's policy the front ends set around each command
+        value = fn()
     return time.perf_counter() - start, time.process_time() - cpu, value
 
 
@@ -81,10 +82,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--pending", type=int, default=20)
     args = parser.parse_args()
-    cluster, by_node, order, allocated = half_allocated(args.nodes)
-    pods, queued = pods_for(allocated, order, args.pending)
-    classes = nvidia_device_classes()
-    gc.freeze()  # as the simulated cluster does with a seed this large: the collector no longer walks it
+    with collection_around_command():  # built as `connect` builds a cluster: large, so frozen after it
+        cluster, by_node, order, allocated = half_allocated(args.nodes)
+        pods, queued = pods_for(allocated, order, args.pending)
+        classes = nvidia_device_classes()
 
     def objects() -> Objects:  # fresh lists each run: no state remembered for the same objects
         return Objects(nodes=list(cluster.nodes), slices=list(cluster.resource_slices), classes=classes,

@@ -38,6 +38,7 @@ import time
 from drawb.cluster.sim.clock import ManualClock
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.cluster.sim.scenarios import synthetic
+from drawb.collector import collection_around_command
 from drawb.commands.registry import run_line
 from drawb.session import Session
 
@@ -104,8 +105,11 @@ def decision(sim: SimCluster) -> str | None:
 
 
 def timed(fn) -> tuple[float, object]:
+    """Seconds ``fn`` took, and its value; it runs as a command of a front end runs, with the garbage
+    collector's policy the front ends set around each command (``drawb.collector``)."""
     start = time.perf_counter()
-    value = fn()
+    with collection_around_command():
+        value = fn()
     return time.perf_counter() - start, value
 
 

@@ -75,9 +75,12 @@ def main(argv: list[str] | None = None) -> int:
 
     ``--traceback`` adds the traceback to what is printed and changes no exit status.
     """
+    from drawb.collector import collection_around_command
+
     args = sys.argv[1:] if argv is None else argv
     try:
-        return _run(args)
+        with collection_around_command():  # the collector's policy is set here, once, around the command
+            return _run(args)
     except KeyboardInterrupt as exc:
         if "--traceback" in args:
             traceback.print_exc()

@@ -29,7 +29,6 @@ from drawb.alloc.allocator import allocate_with
 from drawb.alloc.claimindex import ClaimIndex, Holders, claim_index, same_objects
 from drawb.alloc.state import AllocatedState, changed_since, gather_allocated, tally_of
 from drawb.alloc.versions import flavor as resolve_flavor
-from drawb.collector import collector_paused
 from drawb.alloc.relevance import keeps
 
 Obj = Mapping[str, Any]
@@ -81,8 +80,7 @@ class PlanState:
                  pods_namespace: str | None = None, where: str = "", simulated: bool = False):
         self.pods, self.templates, self.events = list(pods), list(templates), list(events)
         self.pods_namespace, self.where, self.simulated = pods_namespace, where, simulated
-        with collector_paused():
-            self._gather(nodes, slices, classes, claims, kubernetes_version, feature_gates)
+        self._gather(nodes, slices, classes, claims, kubernetes_version, feature_gates)
 
     def _gather(self, nodes, slices, classes, claims, kubernetes_version, feature_gates) -> None:
         self.flavor = resolve_flavor(kubernetes_version, feature_gates)

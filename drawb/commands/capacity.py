@@ -13,10 +13,8 @@ def capacity_command(session: Session, args, cell):
     from drawb.plan import capacity
     from drawb.plan.read import read_view
     from drawb.plan.report import capacity_report
-    from drawb.collector import collector_paused
 
     workload = workload_for(session, args.target, args.file, args.namespace)
-    with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
-        state = read_view(session.cluster, session.rules_version)
-        report = capacity_report(capacity(workload, state), state.where)
+    state = read_view(session.cluster, session.rules_version)
+    report = capacity_report(capacity(workload, state), state.where)
     return JsonResult(report.to_dict(), report.exit_status) if args.json else report

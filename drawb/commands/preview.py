@@ -129,18 +129,16 @@ def preview_workload(session: Session, workload: Workload) -> Report:
     from drawb.plan import preview
     from drawb.plan.read import read_view
     from drawb.plan.report import preview_report
-    from drawb.collector import collector_paused
 
     from drawb.api.resourcefit import extended_requests, resource_fit
 
-    with collector_paused():  # the lists and the table make many small objects: no full collections meanwhile
-        state = read_view(session.cluster, session.rules_version)
-        fit, note = None, None
-        if extended_requests(workload.pod):  # the pods bound to each node take their share
-            pods, note = _bound_pods(session, workload.namespace)
-            fit = resource_fit(workload.pod, pods, state.classes, state.feature_gates.get("DRAExtendedResource", False),
-                               state.flavor.minor)
-        report = preview_report(preview(workload, state, fit), state.where, state.simulated)
+    state = read_view(session.cluster, session.rules_version)
+    fit, note = None, None
+    if extended_requests(workload.pod):  # the pods bound to each node take their share
+        pods, note = _bound_pods(session, workload.namespace)
+        fit = resource_fit(workload.pod, pods, state.classes, state.feature_gates.get("DRAExtendedResource", False),
+                           state.flavor.minor)
+    report = preview_report(preview(workload, state, fit), state.where, state.simulated)
     if note:
         report.sentence += f" ({note})"
     return report

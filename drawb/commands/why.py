@@ -36,7 +36,6 @@ _KINDS = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "r
     arg("--json", action="store_true", help="return the explanation as JSON"),
 )
 def why(session: Session, args, cell):
-    from drawb.collector import collector_paused
     from drawb.explain import explain
     from drawb.plan.errors import ObjectNotFound
     from drawb.plan.read import read_view
@@ -50,19 +49,18 @@ def why(session: Session, args, cell):
     else:
         kind, name = _parse_target(args.target)
         namespace = args.namespace or session.namespace
-    with collector_paused():  # reading and explaining make many small objects: no full collections meanwhile
-        state = read_view(session.cluster, session.rules_version, explaining=True, namespace=namespace)
-        if kind in WORKLOAD_KINDS.values():
-            explanation = _why_workload(session, state, kind, namespace, name)
-            return JsonResult(explanation.to_dict()) if args.json else explanation
-        if kind is None:
-            kind = "Pod" if state.pod(namespace, name) is not None or state.claim(namespace, name) is None else "ResourceClaim"
-        try:
-            explanation = explain(state, kind, namespace, name)
-        except ObjectNotFound:
-            if kind == "Pod":
-                _pod_elsewhere(session, namespace, name)
-            raise
+    state = read_view(session.cluster, session.rules_version, explaining=True, namespace=namespace)
+    if kind in WORKLOAD_KINDS.values():
+        explanation = _why_workload(session, state, kind, namespace, name)
+        return JsonResult(explanation.to_dict()) if args.json else explanation
+    if kind is None:
+        kind = "Pod" if state.pod(namespace, name) is not None or state.claim(namespace, name) is None else "ResourceClaim"
+    try:
+        explanation = explain(state, kind, namespace, name)
+    except ObjectNotFound:
+        if kind == "Pod":
+            _pod_elsewhere(session, namespace, name)
+        raise
     return JsonResult(explanation.to_dict()) if args.json else explanation
 
 

@@ -19,7 +19,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from drawb.collector import collector_paused
 from drawb.inventory.schema import capacity_value_column, qualify
 
 NONE = "(none)"  # the facet value of a device that has none (no MIG profile, no claim)
@@ -143,7 +142,6 @@ class DeviceTable:
         return self._ranks[column]
 
 
-@collector_paused()  # ranking 10,000 node names makes many tuples: no full collection over the inventory
 def browse_frame(devices: pd.DataFrame) -> pd.DataFrame:
     """The browser's columns of a device frame, row for row; facets are categoricals, the rest strings."""
     n = len(devices)

@@ -32,13 +32,11 @@ FACET_FLAGS = ("node", "product", "type", "profile", "state", "claim")
 def browse(session: Session, args, cell) -> DeviceBrowser:
     from traitlets import TraitError
 
-    from drawb.collector import collector_paused
     from drawb.notebook.browser import DeviceBrowser
 
     if args.page_size < 1:
         raise UsageError(f"--page-size {args.page_size}: must be at least 1", hint="e.g. --page-size 50")
-    with collector_paused():  # the table and the widgets make many small objects: no full collection over the inventory
-        browser = DeviceBrowser(session, page_size=args.page_size, live=args.live)
+    browser = DeviceBrowser(session, page_size=args.page_size, live=args.live)
     try:
         browser.filter(**{facet: getattr(args, facet) for facet in FACET_FLAGS if getattr(args, facet)})
         browser.search(args.search).sort(args.sort)

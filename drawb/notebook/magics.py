@@ -83,6 +83,12 @@ class DRAMagics(Magics, SessionTraits):
     @line_cell_magic
     def dra(self, line: str = "", cell: str | None = None):
         """Run a drawb subcommand: ``%dra <subcommand> [options]`` (``%dra help`` lists them)."""
+        from drawb.collector import collection_around_command
+
+        with collection_around_command():  # the collector's policy is set here, once, around the command
+            return self._dra(line, cell)
+
+    def _dra(self, line: str, cell: str | None):
         from drawb.commands.registry import run_line, source_line, warnings_text
 
         if cell is None and _is_check(line):

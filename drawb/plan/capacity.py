@@ -24,7 +24,6 @@ from drawb.alloc.relevance import relevant_attributes
 from drawb.alloc.verdicts import CANNOT_ALLOCATE, node_reason
 from drawb.alloc.view import NodeView, PlanState, holding, results
 from drawb.api.quantity import Quantity
-from drawb.collector import collector_paused
 from drawb.errors import DrawbError
 from drawb.plan.preview import try_nodes
 from drawb.plan.workload import Workload
@@ -153,8 +152,7 @@ def _fill(state: PlanState, claims: list[dict], view: NodeView, extra: list[dict
 
 def capacity(workload: Workload, state: PlanState) -> Capacity:
     """How many more copies of ``workload`` fit now (see the module)."""
-    with collector_paused():
-        return _capacity(workload, state)
+    return _capacity(workload, state)
 
 
 def _capacity(workload: Workload, state: PlanState) -> Capacity:

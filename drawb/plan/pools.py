@@ -23,7 +23,6 @@ from drawb.alloc.rules import rules_for
 from drawb.alloc.taintrules import with_rule_taints
 from drawb.alloc.taints import BLOCKING
 from drawb.alloc.versions import flavor as resolve_flavor
-from drawb.collector import collector_paused
 
 Obj = Mapping[str, Any]
 PoolID = tuple[str, str]
@@ -77,8 +76,7 @@ class PoolStatus:
 def pool_status(slices: Sequence[Obj], claims: Sequence[Obj], taint_rules: Sequence[Obj], kubernetes_version: str,
                 feature_gates: Mapping[str, bool] | None, driver: str | None = None) -> PoolStatus:
     """The status of every pool (of ``driver`` alone when given)."""
-    with collector_paused():
-        return _pool_status(slices, claims, taint_rules, kubernetes_version, feature_gates, driver)
+    return _pool_status(slices, claims, taint_rules, kubernetes_version, feature_gates, driver)
 
 
 def _pool_status(slices, claims, taint_rules, kubernetes_version, feature_gates, driver) -> PoolStatus:

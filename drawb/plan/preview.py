@@ -21,7 +21,6 @@ from drawb.alloc.extended import extended_claim
 from drawb.alloc.verdicts import verdicts
 from drawb.alloc.view import NodeView, PlanState, pool_of, rename, results
 from drawb.api.resourcefit import ResourceFit, counted_reasons
-from drawb.collector import collector_paused
 from drawb.plan.workload import Workload
 
 
@@ -91,8 +90,7 @@ def try_nodes(workload: Workload, state: PlanState, claims: list[dict], *, stop_
 
 def preview(workload: Workload, state: PlanState, fit: ResourceFit | None = None) -> Preview:
     """Where ``workload`` fits now (see the module); ``fit``: its pod's extended resources to check."""
-    with collector_paused():
-        return _preview(workload, state, fit)
+    return _preview(workload, state, fit)
 
 
 def _preview(workload: Workload, state: PlanState, fit: ResourceFit | None) -> Preview:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from drawb.plan.capacity import Capacity
 from drawb.plan.preview import Preview, rows
-from drawb.collector import collector_paused
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,9 +51,8 @@ def preview_report(result: Preview, where: str, simulated: bool) -> Report:
     import pandas as pd
 
     workload = result.workload
-    with collector_paused():
-        columns = rows(result.fits, result.allocating, result.pick)
-        frame = pd.DataFrame(columns if columns["node"] else [], columns=PREVIEW_COLUMNS)
+    columns = rows(result.fits, result.allocating, result.pick)
+    frame = pd.DataFrame(columns if columns["node"] else [], columns=PREVIEW_COLUMNS)
     who = "the simulated scheduler" if simulated else "drawb (nodes in name order; the real scheduler scores the nodes that fit and may pick another)"
     data = {"target": workload.label, "namespace": workload.namespace, "cluster": where, "simulated": simulated,
             "pick": result.pick, "fits": [f.node for f in result.fits], "nodes": result.node_count,

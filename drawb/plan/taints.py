@@ -25,7 +25,6 @@ from drawb.alloc.relevance import relevant_attributes
 from drawb.alloc.verdicts import node_reason
 from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.alloc.view import NodeView, PlanState
-from drawb.collector import collector_paused
 from drawb.plan.errors import ObjectNotFound
 from drawb.plan.errors import NoClaims
 from drawb.plan.workload import resolve
@@ -171,8 +170,7 @@ class BlastRadius:
 def blast_radius(objects: Objects, devices: Sequence[DeviceID], taint: Mapping[str, Any],
                  before: Callable[[], PlanState] | None = None) -> BlastRadius:
     """What ``taint`` on ``devices`` reaches (``before``: the cluster's PlanState now, when the caller has it)."""
-    with collector_paused():  # many small objects: no full collections of a large cluster's objects meanwhile
-        return _blast_radius(objects, devices, taint, before)
+    return _blast_radius(objects, devices, taint, before)
 
 
 def _blast_radius(objects: Objects, devices: Sequence[DeviceID], taint: Mapping[str, Any],

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import copy
-import gc
 import itertools
 from collections.abc import Callable, Iterator, Mapping
 
 from drawb.apirules.served import stable_versions
-from drawb.collector import collector_paused
 from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
@@ -46,12 +44,6 @@ Key = tuple[str, str | None, str]
 # changes, because every writer (apply, the simulated controllers) stores a new object instead of
 # changing the stored one. Callers must not change what they get (copy first).
 
-# A seed this large (a synthetic cluster of thousands of nodes) is moved out of the cyclic collector's
-# generations once stored (``gc.freeze``): it lives as long as the session, and every full collection
-# would otherwise walk its millions of containers again. ``close`` hands it back to the collector.
-_FREEZE_AT = 10_000
-
-
 class SimCluster:
     """An in-memory cluster loaded from a scenario; deterministic and offline.
 
@@ -61,22 +53,17 @@ class SimCluster:
 
     def __init__(self, scenario: str | Scenario = "default", *, workloads: bool = True, clock: Clock | None = None,
                  kubernetes_version: str | None = None, feature_gates: Mapping[str, bool] | None = None):
-        with collector_paused():  # the scenario and the store are many small dicts: no collections meanwhile
-            self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
-            self._init_state(clock, simulated_version(kubernetes_version or self.scenario.server_version,
-                                                      {**self.scenario.feature_gates, **(feature_gates or {})}))
-            head = [namespace_object(n) for n in SEEDED_NAMESPACES] + self.scenario.nodes
-            tail = self.scenario.device_classes + self.scenario.objects
-            if workloads and self.scenario.name == "default":
-                tail += demo_workloads()
-            copy_first = not isinstance(scenario, str)  # a caller's Scenario object: keep it unchanged
-            self._seed(head, copy_first=copy_first)
-            self._seed(self.scenario.resource_slices, copy_first=copy_first, gated=not self.scenario.slices_as_built)
-            self._seed(tail, copy_first=copy_first)
-            # Frozen before the collector is back on: its first collection would walk the whole seed once more.
-            self._frozen = len(self._objects) >= _FREEZE_AT
-            if self._frozen:
-                gc.freeze()
+        self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
+        self._init_state(clock, simulated_version(kubernetes_version or self.scenario.server_version,
+                                                  {**self.scenario.feature_gates, **(feature_gates or {})}))
+        head = [namespace_object(n) for n in SEEDED_NAMESPACES] + self.scenario.nodes
+        tail = self.scenario.device_classes + self.scenario.objects
+        if workloads and self.scenario.name == "default":
+            tail += demo_workloads()
+        copy_first = not isinstance(scenario, str)  # a caller's Scenario object: keep it unchanged
+        self._seed(head, copy_first=copy_first)
+        self._seed(self.scenario.resource_slices, copy_first=copy_first, gated=not self.scenario.slices_as_built)
+        self._seed(tail, copy_first=copy_first)
 
     def _init_state(self, clock: Clock | None, version: SimulatedVersion) -> None:
         self.description = f"simulated cluster '{self.scenario.name}'"
@@ -162,13 +149,10 @@ class SimCluster:
 
     def __getstate__(self) -> dict:
         """What a kept cluster's file holds (``drawb.cluster.sim.state``): everything but the watches."""
-        return {**self.__dict__, "_watches": {}, "_frozen": False}
+        return {**self.__dict__, "_watches": {}}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._frozen = len(self._objects) >= _FREEZE_AT  # as after seeding: a large store leaves the collector
-        if self._frozen:
-            gc.freeze()
 
     def sleep(self, seconds: float) -> None:
         """Let simulated time pass (for real on the default wall clock)."""
@@ -196,9 +180,6 @@ class SimCluster:
         for watch in self._watches.values():
             watch.stop()
         self._watches.clear()
-        if self._frozen:  # the store may become garbage now: let the collector see it again
-            self._frozen = False
-            gc.unfreeze()
 
     def list(self, kind: str, namespace: str | None = None, *, api_version: str | None = None) -> list[dict]:
         """All objects of ``kind`` in (namespace, name) order: the stored objects themselves, read-only (the

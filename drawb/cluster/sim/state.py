@@ -38,7 +38,6 @@ from pathlib import Path
 from drawb import release
 from drawb.atomicfile import write_atomic
 from drawb.cluster.state_folder import STATE_HOME_ENV, state_dir
-from drawb.collector import collector_paused
 from drawb.errors import PROG, DrawbError
 
 MAGIC = b"drawb simulated cluster state\n"
@@ -236,8 +235,7 @@ def read(path: str | os.PathLike):
             f"{path} was written by another build of drawb ({header.build}, Python {header.python}); this is "
             f"{build_stamp()} on Python {_python()}, whose simulated cluster may differ",
             hint=f"start it afresh: `{PROG} connect --reset{' ' + header.key.options() if header.key.options() else ''}`")
-    with collector_paused():  # millions of small objects: no collections while they are made
-        return pickle.loads(payload)  # it catches up with the time that passed when it is next read
+    return pickle.loads(payload)  # it catches up with the time that passed when it is next read
 
 
 def _python() -> str:
