@@ -121,20 +121,41 @@ def test_a_node_of_more_than_128_devices_publishes_one_pool_of_several_slices():
     assert allocate([claim], node=node, slices=partial, classes=classes) is None
 
 
-def test_a_large_seed_leaves_the_collector_until_close_and_is_collectable_after():
+def test_a_large_cluster_built_by_a_command_leaves_the_collector_and_is_collected_once_replaced():
     import gc
     import weakref
 
     from drawb.cluster.sim.cluster import SimCluster
+    from drawb.collector import collection_around_command
 
+    gc.collect()
     before = gc.get_freeze_count()
-    cluster = SimCluster("synthetic:3400x1")  # 3,400 nodes and 6,800 slices: above the 10,000 objects frozen
-    assert gc.get_freeze_count() > before + 10_000
+    with collection_around_command():  # as a front end runs `connect`
+        cluster = SimCluster("synthetic:5000x1")
+    assert gc.get_freeze_count() > before + 100_000
     ref = weakref.ref(cluster)  # the cluster and its lifecycle refer to each other: only the collector frees them
     cluster.close()
     del cluster
-    gc.collect()
-    assert ref() is None
+    try:
+        with collection_around_command():  # a second `connect`: the first cluster is garbage now
+            replacement = SimCluster("synthetic:5000x1")
+        assert ref() is None
+        assert weakref.ref(replacement)() is not None and gc.get_freeze_count() > 100_000
+    finally:
+        gc.unfreeze()
+
+
+def test_a_small_command_leaves_the_collector_as_it_was():
+    import gc
+
+    from drawb.cluster.sim.cluster import SimCluster
+    from drawb.collector import collection_around_command
+
+    before = gc.get_freeze_count()
+    with collection_around_command():
+        assert not gc.isenabled()
+        SimCluster("default")
+    assert gc.isenabled() and gc.get_freeze_count() == before
 
 
 def test_a_scenario_file_sets_its_image_pulls_and_bad_values_are_named(tmp_path):
