@@ -10,10 +10,8 @@ import pytest
 
 from drawb.alloc import AllocationError, Allocator
 from drawb.alloc.trace import Stage
-from drawb.alloc.versions import Flavor
 from drawb.testing.alloc_scenarios import GATES, generate_many, nvidia_classes
-from tests.unit.alloc.test_allocator import DRIVER, GPU_CLASS, NODE, UNMARKED, _claim, _held, _slice
-from tests.unit.alloc.test_upstream import _features, _gates, _state
+from tests.unit.alloc.test_allocator import DRIVER, GPU_CLASS, NODE, UNMARKED, _claim, _held, _slice, upstream_allocator
 
 
 def _chosen_pass_the_trace(allocator: Allocator, node: dict | None) -> int:
@@ -38,12 +36,7 @@ def _chosen_pass_the_trace(allocator: Allocator, node: dict | None) -> int:
 
 @pytest.mark.parametrize(("version", "impl", "case"), UNMARKED)
 def test_every_device_the_upstream_case_allocates_passes_the_trace(version, impl, case):
-    minor = int(version.split(".")[1])
-    features = _features(case)
-    flavor = Flavor(minor, impl, features, tuple(sorted(_gates(minor, features).items())))
-    allocator = Allocator.for_flavor(flavor, case.get("claims") or [], slices=case.get("slices") or [],
-                                     classes=case.get("classes") or [], state=_state(case))
-    _chosen_pass_the_trace(allocator, case.get("node"))
+    _chosen_pass_the_trace(upstream_allocator(version, impl, case), case.get("node"))
 
 
 @pytest.mark.parametrize("version", ["1.34", "1.35", "1.36", "1.37"])
