@@ -1,11 +1,13 @@
 """Interrupts and exit statuses: Ctrl-C ends a command with one line and status 130, after its cleanup.
 
-The command line runs as a real process and gets a real SIGINT; the magic runs in a real IPython shell
-in this process, which sends itself the SIGINT a notebook's *Interrupt kernel* sends.
+The command line runs as a real process and gets a real SIGINT; the magic runs in a real Jupyter kernel (its
+own process, interrupted the way a notebook's *Interrupt kernel* does it) and in a real IPython shell in this
+process, which sends itself the SIGINT that *Interrupt kernel* sends.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from IPython.core.displaypub import DisplayPublisher
+from jupyter_client.manager import start_new_kernel
 
 from drawb.notebook.magics import CommandInterrupted
 
@@ -68,6 +71,40 @@ def test_traceback_adds_the_traceback_and_keeps_the_status():
     assert plain.returncode == traced.returncode == 2
     assert "Traceback" not in plain.stderr and "Traceback (most recent call last):" in traced.stderr
     assert traced.stderr.endswith(plain.stderr)  # the same named error and hint, after the traceback
+
+
+def test_an_interrupted_kernel_fails_the_cell_with_one_line_and_runs_the_next():
+    """A real kernel runs ``%dra check`` until its stages show the pod pending, then gets *Interrupt kernel*: the
+    cell's error is the one line, the check's pod is gone, and the kernel runs the next cell."""
+    manager, client = start_new_kernel(startup_timeout=180)  # this environment's python, the test's state folder
+    try:
+        assert client.execute_interactive("%load_ext drawb", timeout=180)["content"]["status"] == "ok"
+        cell = client.execute(f"%dra {' '.join(CHECK)}")
+        interrupted_at, error = None, None
+        while True:
+            message = client.get_iopub_msg(timeout=120)
+            if message["parent_header"].get("msg_id") != cell:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if interrupted_at is None and kind == "comm_msg" and ">pending<" in json.dumps(content):
+                manager.interrupt_kernel()  # the stages table shows the pod pending: the check waits
+                interrupted_at = "pending"
+            elif kind == "error":
+                error = content
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+        assert interrupted_at == "pending"
+        assert error is not None and error["ename"] == "CommandInterrupted", error
+        assert error["traceback"] == ["Interrupted: %dra check stopped before it finished"]
+        after = client.execute_interactive(
+            "session = get_ipython().magics_manager.registry['DRAMagics'].session", timeout=60,
+            user_expressions={"left": "[p['metadata']['name'] for p in session.cluster.list('Pod') "
+                                       "if p['metadata']['name'].startswith('drawb-check-')]"})
+        assert after["content"]["status"] == "ok", after["content"]
+        assert after["content"]["user_expressions"]["left"]["data"]["text/plain"] == "[]"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
 
 
 def interrupt_this_process_after(seconds: float) -> threading.Timer:
