@@ -20,8 +20,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from drawb.api import cron
 from drawb.cluster.sim.controllers.host import Host, NsKey
-from drawb.cluster.sim.controllers.job import controller_of, is_finished
+from drawb.cluster.sim.controllers.job import is_finished
 from drawb.cluster.sim.controllers.owners import owner_reference
+from drawb.cluster.sim.controllers.queued import QueuedController
 from drawb.cluster.sim.tree import copy_tree
 
 COMPONENT = "cronjob-controller"
@@ -60,61 +61,30 @@ def _rfc1123z(moment: datetime) -> str:
     return moment.strftime("%a, %d %b %Y %H:%M:%S %z")
 
 
-class CronJobController:
+class CronJobController(QueuedController):
     """Syncs every CronJob whose CronJob or Jobs changed, and those whose next time is due."""
 
     ACTION = "cronjob"
+    KIND = "CronJob"
+    OWNED = "Job"
 
     def __init__(self, host: Host):
-        self.host = host
-        self.cronjobs: dict[NsKey, dict] = {}
-        self._queue: dict[NsKey, None] = {}
+        super().__init__(host)
         self._jobs: dict[str, dict[NsKey, dict]] = {}  # CronJob uid -> the Jobs it controls
-        self._deleted: dict[NsKey, str] = {}
         self._due: dict[NsKey, datetime] = {}  # the scheduled time each CronJob's timer is set for
 
-    @property
-    def queued(self) -> bool:
-        """Whether a CronJob waits to be synced."""
-        return bool(self._queue)
-
-    def changed(self, kind: str, key: NsKey, obj: dict, deleted: bool) -> None:
-        """Follow CronJobs and the Jobs they control."""
-        if kind == "CronJob":
-            if deleted:
-                self.cronjobs.pop(key, None)
-                self._deleted[key] = obj["metadata"].get("uid", "")
-            else:
-                self.cronjobs[key] = obj
-            self._queue[key] = None
-        elif kind == "Job":
-            owner = controller_of(obj, "CronJob")
-            if owner is None:
-                return
-            jobs = self._jobs.setdefault(owner.get("uid", ""), {})
-            old = jobs.pop(key, None)
-            if not deleted:
-                jobs[key] = obj
-            if deleted or old is None or is_finished(old) != is_finished(obj):  # what the CronJob's sync reads
-                self._queue[(key[0], owner["name"])] = None
-
-    def run(self) -> None:
-        """Sync the queued CronJobs."""
-        while self._queue:
-            key = next(iter(self._queue))
-            del self._queue[key]
-            self._sync(key)
-
-    def fire(self, key: NsKey, uid: str) -> None:
-        """A CronJob's next scheduled time is due."""
-        cronjob = self.cronjobs.get(key)
-        if cronjob is not None and cronjob["metadata"].get("uid") == uid:
-            self._queue[key] = None
+    def _owned_changed(self, key: NsKey, obj: dict, deleted: bool, owner: dict) -> None:
+        """Follow the Jobs CronJobs control."""
+        jobs = self._jobs.setdefault(owner.get("uid", ""), {})
+        old = jobs.pop(key, None)
+        if not deleted:
+            jobs[key] = obj
+        if deleted or old is None or is_finished(old) != is_finished(obj):  # what the CronJob's sync reads
+            self._queue[(key[0], owner["name"])] = None
 
     def _sync(self, key: NsKey) -> None:
-        cronjob = self.cronjobs.get(key)
-        gone = self._deleted.pop(key, None)
-        if gone is not None and (cronjob is None or cronjob["metadata"].get("uid") != gone):
+        cronjob, gone = self._take(key)
+        if gone is not None:
             self._due.pop(key, None)
             for job_key in list(self._jobs.pop(gone, {})):
                 self.host.remove("Job", *job_key)
@@ -126,14 +96,14 @@ class CronJobController:
             draft = copy_tree(cronjob)
             draft["spec"] = {"concurrencyPolicy": "Allow", "suspend": False, "successfulJobsHistoryLimit": 3,
                              "failedJobsHistoryLimit": 1, **{k: v for k, v in spec.items() if v is not None}}
-            cronjob = self.cronjobs[key] = self.host.update(draft)
+            cronjob = self.objects[key] = self.host.update(draft)
         draft = copy_tree(cronjob)
         draft.setdefault("status", {})
         self._follow_jobs(draft)
         self._start_due(key, draft)
         self._keep_history(draft)
         if draft["status"] != (cronjob.get("status") or {}):
-            self.cronjobs[key] = self.host.update(draft)
+            self.objects[key] = self.host.update(draft)
 
     def _owned(self, cronjob: dict) -> dict[NsKey, dict]:
         return self._jobs.get(cronjob["metadata"].get("uid", ""), {})

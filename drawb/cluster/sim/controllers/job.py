@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from drawb.cluster.sim.controllers.host import Host, NsKey
 from drawb.cluster.sim.controllers.owners import generated_name, is_done, is_ready, pod_from_template
+from drawb.cluster.sim.controllers.queued import QueuedController
 from drawb.cluster.sim.tree import copy_tree
 
 COMPONENT = "job-controller"
@@ -48,14 +49,6 @@ _MAX_GENERATED_BASE = 58  # 63 characters less the 5 random ones
 BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
 COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
-
-
-def controller_of(obj: dict, kind: str) -> dict | None:
-    """The owner reference of ``obj`` that is its controller, if it is a ``kind``."""
-    for ref in obj["metadata"].get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("kind") == kind:
-            return ref
-    return None
 
 
 def is_finished(job: dict) -> str | None:
@@ -169,67 +162,41 @@ def _condition(kind: str, reason: str, message: str, when: str) -> dict:
             "message": message}
 
 
-class JobController:
+class JobController(QueuedController):
     """Syncs every Job whose Job or pods changed, and the Jobs whose timers are due."""
 
     ACTION = "job"
+    KIND = "Job"
+    OWNED = "Pod"
 
     def __init__(self, host: Host):
-        self.host = host
-        self.jobs: dict[NsKey, dict] = {}
-        self._queue: dict[NsKey, None] = {}
+        super().__init__(host)
         self._batched: dict[NsKey, None] = {}  # Jobs whose pods changed, synced once the batch period is over
         self._pods: dict[str, dict[NsKey, None]] = {}  # Job uid -> its pods' keys, in creation order
-        self._deleted: dict[NsKey, str] = {}  # Jobs deleted since their last sync -> uid
         self._lost: dict[str, int] = {}  # Job uid -> tracked pods deleted before they ended (counted as failed)
         self._created: dict[str, int] = {}  # Job uid -> pods created so far (each pod's name draws on it)
         self._started: dict[str, float] = {}  # Job uid -> simulated second it started
         self._ended: dict[str, float] = {}  # Job uid -> simulated second it finished
         self._failures: dict[str, tuple[int, float]] = {}  # Job uid -> (failures since a success, last failure)
 
-    @property
-    def queued(self) -> bool:
-        """Whether a Job waits to be synced."""
-        return bool(self._queue)
-
-    def changed(self, kind: str, key: NsKey, obj: dict, deleted: bool) -> None:
-        """Follow Jobs and the pods they control."""
-        if kind == "Job":
-            if deleted:
-                self.jobs.pop(key, None)
-                self._deleted[key] = obj["metadata"].get("uid", "")
-            else:
-                self.jobs[key] = obj
-            self._queue[key] = None
-        elif kind == "Pod":
-            owner = controller_of(obj, "Job")
-            if owner is None:
-                return
-            pods = self._pods.setdefault(owner.get("uid", ""), {})
-            if deleted:
-                pods.pop(key, None)
-                if TRACKING_FINALIZER in (obj["metadata"].get("finalizers") or ()) and not is_done(obj):
-                    self._lost[owner.get("uid", "")] = self._lost.get(owner.get("uid", ""), 0) + 1
-            else:
-                pods[key] = None
-            job_key = (key[0], owner["name"])
-            if job_key not in self._batched:  # pod changes are batched: one sync a second per Job at most
-                self._batched[job_key] = None
-                self.host.after(SYNC_BATCH_SECONDS, self.ACTION, job_key, owner.get("uid", ""))
-
-    def run(self) -> None:
-        """Sync the queued Jobs."""
-        while self._queue:
-            key = next(iter(self._queue))
-            del self._queue[key]
-            self._sync(key)
+    def _owned_changed(self, key: NsKey, obj: dict, deleted: bool, owner: dict) -> None:
+        """Follow the pods Jobs control."""
+        pods = self._pods.setdefault(owner.get("uid", ""), {})
+        if deleted:
+            pods.pop(key, None)
+            if TRACKING_FINALIZER in (obj["metadata"].get("finalizers") or ()) and not is_done(obj):
+                self._lost[owner.get("uid", "")] = self._lost.get(owner.get("uid", ""), 0) + 1
+        else:
+            pods[key] = None
+        job_key = (key[0], owner["name"])
+        if job_key not in self._batched:  # pod changes are batched: one sync a second per Job at most
+            self._batched[job_key] = None
+            self.host.after(SYNC_BATCH_SECONDS, self.ACTION, job_key, owner.get("uid", ""))
 
     def fire(self, key: NsKey, uid: str) -> None:
         """A timer of Job ``key`` is due (its pods' batched changes, its deadline, a back-off, its time to live)."""
         self._batched.pop(key, None)
-        job = self.jobs.get(key)
-        if job is not None and job["metadata"].get("uid") == uid:
-            self._queue[key] = None
+        super().fire(key, uid)
 
     def pods_of(self, job: dict) -> list[dict]:
         """The pods ``job`` controls, in the order it created them."""
@@ -237,16 +204,15 @@ class JobController:
         return [self.host.pods[k] for k in keys if k in self.host.pods]
 
     def _sync(self, key: NsKey) -> None:
-        job = self.jobs.get(key)
-        gone = self._deleted.pop(key, None)
-        if gone is not None and (job is None or job["metadata"].get("uid") != gone):
+        job, gone = self._take(key)
+        if gone is not None:
             self._collect(gone)
         if job is None:
             return
         defaulted = with_creation_defaults(job)
         if defaulted is not None:
             job = self.host.update(defaulted)
-            self.jobs[key] = job
+            self.objects[key] = job
         uid = job["metadata"]["uid"]
         if is_finished(job):
             self._expire(key, job)
@@ -272,7 +238,7 @@ class JobController:
             active = self._manage(draft, active)
         self._write(job, draft, active)
         if finish is not None:
-            self._expire(key, self.jobs[key])
+            self._expire(key, self.objects[key])
 
     def _count(self, job: dict, uid: str) -> tuple[str, str, str] | None:
         """Count the pods that ended since the last sync (their finalizer removed); a FailJob rule's failure."""
@@ -420,7 +386,7 @@ class JobController:
         ordered["ready"] = sum(1 for p in active if is_ready(p))
         if ordered != job.get("status"):
             draft["status"] = ordered
-            self.jobs[(draft["metadata"]["namespace"], draft["metadata"]["name"])] = self.host.update(draft)
+            self.objects[(draft["metadata"]["namespace"], draft["metadata"]["name"])] = self.host.update(draft)
 
     def _expire(self, key: NsKey, job: dict) -> None:
         """The ttl-after-finished controller: delete a finished Job once its time to live is over."""

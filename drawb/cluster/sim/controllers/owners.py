@@ -22,6 +22,14 @@ def owner_reference(owner: dict) -> dict:
             "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}
 
 
+def controller_of(obj: dict, kind: str) -> dict | None:
+    """The owner reference of ``obj`` that is its controller, if it is a ``kind``."""
+    for ref in obj["metadata"].get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("kind") == kind:
+            return ref
+    return None
+
+
 def controller_uid(obj: dict) -> str | None:
     """The uid of the object that controls ``obj`` (its owner reference with ``controller: true``), if any."""
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
