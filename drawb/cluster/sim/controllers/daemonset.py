@@ -19,13 +19,8 @@ from collections.abc import Iterable
 from drawb.api.nodeaffinity import node_exclusion
 from drawb.cluster.sim.controllers.api import ControllerApi
 from drawb.cluster.sim.controllers.index import NsKey, ObjectIndex
-from drawb.cluster.sim.controllers.owners import (
-    generated_name,
-    is_done,
-    is_ready,
-    pod_from_template,
-    template_hash,
-)
+from drawb.cluster.sim.controllers.owners import is_done, is_ready, pod_from_template, template_hash
+from drawb.cluster.sim.controllers.workload import WorkloadController, unused_pod_name, write_status
 from drawb.cluster.sim.tree import copy_tree
 
 COMPONENT = "daemonset-controller"
@@ -41,9 +36,10 @@ _ADDED_TOLERATIONS = (  # what the controller adds to every daemon pod (network-
 )
 
 
-class DaemonSetController:
+class DaemonSetController(WorkloadController):
     """Keeps one pod of each DaemonSet on each node that should run it, and writes its status."""
 
+    KIND = "DaemonSet"
     watches = frozenset({"DaemonSet", "Pod", "Node"})
 
     def __init__(self) -> None:
@@ -52,18 +48,13 @@ class DaemonSetController:
 
     def wake(self, kind: str, obj: dict, deleted: bool, index: ObjectIndex) -> Iterable[NsKey]:
         """The DaemonSet itself, a pod's DaemonSet, or every DaemonSet when a node changes."""
-        if kind == "DaemonSet":
-            return [] if deleted else [(obj["metadata"].get("namespace") or "", obj["metadata"]["name"])]
         if kind == "Node":
             self._eligible.clear()
             return list(index.by_kind["DaemonSet"])
-        return index.owners_of("DaemonSet", obj)
+        return super().wake(kind, obj, deleted, index)
 
-    def sync(self, api: ControllerApi, item: NsKey) -> None:
+    def reconcile(self, api: ControllerApi, item: NsKey, ds: dict) -> None:
         """Create and delete daemon pods until each node that should run one has one."""
-        ds = api.index.get("DaemonSet", item)
-        if ds is None:
-            return
         template = (ds.get("spec") or {}).get("template") or {}
         revision = template_hash(template)
         eligible = self._eligible.get((ds["metadata"].get("uid", ""), revision))
@@ -90,14 +81,9 @@ class DaemonSetController:
 
     def _create(self, api: ControllerApi, ds: dict, node: str, revision: str) -> dict:
         meta = ds["metadata"]
-        base = meta["name"] + "-"
-        while True:
-            count = self._made[meta.get("uid", "")] = self._made.get(meta.get("uid", ""), 0) + 1
-            name = generated_name(base, "daemon-pod", meta.get("namespace"), meta["name"], meta.get("uid"), count)
-            if api.index.get("Pod", (meta.get("namespace") or "", name)) is None:
-                break
+        name = unused_pod_name(api, ds, self._made, "daemon-pod")
         template = (ds.get("spec") or {}).get("template") or {}
-        pod = pod_from_template(ds, template, name, base, labels={
+        pod = pod_from_template(ds, template, name, meta["name"] + "-", labels={
             REVISION_LABEL: revision, GENERATION_LABEL: str(meta.get("generation", 1))})
         pod["spec"]["tolerations"] = _tolerations(template)
         affinity = pod["spec"].setdefault("affinity", {}).setdefault("nodeAffinity", {})
@@ -162,7 +148,4 @@ def _write_status(api: ControllerApi, ds: dict, eligible: list[str], on_node: di
     }
     status = {k: v for k, v in status.items() if v or k in ("currentNumberScheduled", "numberMisscheduled",
                                                              "desiredNumberScheduled", "numberReady")}
-    if status != (ds.get("status") or {}):
-        draft = copy_tree(ds)
-        draft["status"] = status
-        api.store(draft)
+    write_status(api, ds, status)

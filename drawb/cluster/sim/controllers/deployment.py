@@ -14,11 +14,10 @@ controller words them. Not simulated: ``paused``, ``progressDeadlineSeconds`` (n
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-
 from drawb.cluster.sim.controllers.api import ControllerApi
-from drawb.cluster.sim.controllers.index import NsKey, ObjectIndex
+from drawb.cluster.sim.controllers.index import NsKey
 from drawb.cluster.sim.controllers.owners import owner_reference, set_condition, template_hash
+from drawb.cluster.sim.controllers.workload import WorkloadController, write_status
 from drawb.cluster.sim.tree import copy_tree
 
 COMPONENT = "deployment-controller"
@@ -26,22 +25,14 @@ HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 
 
-class DeploymentController:
+class DeploymentController(WorkloadController):
     """Keeps a Deployment's ReplicaSets and status."""
 
+    KIND = "Deployment"
     watches = frozenset({"Deployment", "ReplicaSet"})
 
-    def wake(self, kind: str, obj: dict, deleted: bool, index: ObjectIndex) -> Iterable[NsKey]:
-        """The Deployment itself, or a ReplicaSet's Deployment."""
-        if kind == "Deployment":
-            return [] if deleted else [(obj["metadata"].get("namespace") or "", obj["metadata"]["name"])]
-        return index.owners_of("Deployment", obj)
-
-    def sync(self, api: ControllerApi, item: NsKey) -> None:
+    def reconcile(self, api: ControllerApi, item: NsKey, deploy: dict) -> None:
         """Roll the Deployment one step towards its template, then write its status."""
-        deploy = api.index.get("Deployment", item)
-        if deploy is None:
-            return
         spec = deploy.get("spec") or {}
         wanted = int(spec.get("replicas", 1))
         owned = api.index.owned(deploy["metadata"].get("uid", ""), "ReplicaSet")
@@ -225,7 +216,4 @@ def _write_status(api: ControllerApi, deploy: dict, new: dict | None, owned: lis
                       "Deployment does not have minimum availability.", now)
     if new is not None:
         _set_progressing(status, deploy.get("status") or {}, new, wanted, now)
-    if status != (deploy.get("status") or {}):
-        draft = copy_tree(deploy)
-        draft["status"] = status
-        api.store(draft)
+    write_status(api, deploy, status)

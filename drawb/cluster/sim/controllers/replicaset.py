@@ -10,36 +10,26 @@ counts ``replicas``, ``fullyLabeledReplicas``, ``readyReplicas`` and ``available
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from drawb.cluster.sim.controllers.api import ControllerApi
-from drawb.cluster.sim.controllers.index import NsKey, ObjectIndex
-from drawb.cluster.sim.controllers.owners import generated_name, is_active, is_ready, pod_from_template
-from drawb.cluster.sim.tree import copy_tree
+from drawb.cluster.sim.controllers.index import NsKey
+from drawb.cluster.sim.controllers.owners import is_active, is_ready, pod_from_template
+from drawb.cluster.sim.controllers.workload import WorkloadController, unused_pod_name, write_status
 
 COMPONENT = "replicaset-controller"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
-class ReplicaSetController:
+class ReplicaSetController(WorkloadController):
     """Creates and deletes a ReplicaSet's pods and writes its status."""
 
+    KIND = "ReplicaSet"
     watches = frozenset({"ReplicaSet", "Pod"})
 
     def __init__(self) -> None:
         self._made: dict[str, int] = {}  # ReplicaSet uid -> pods created so far (the names' seed)
 
-    def wake(self, kind: str, obj: dict, deleted: bool, index: ObjectIndex) -> Iterable[NsKey]:
-        """The ReplicaSet itself, or a pod's ReplicaSet."""
-        if kind == "ReplicaSet":
-            return [] if deleted else [(obj["metadata"].get("namespace") or "", obj["metadata"]["name"])]
-        return index.owners_of("ReplicaSet", obj)
-
-    def sync(self, api: ControllerApi, item: NsKey) -> None:
+    def reconcile(self, api: ControllerApi, item: NsKey, rs: dict) -> None:
         """Create or delete pods until there are ``spec.replicas``, then write the status."""
-        rs = api.index.get("ReplicaSet", item)
-        if rs is None:
-            return
         uid = rs["metadata"].get("uid", "")
         active = [p for p in api.index.owned(uid, "Pod") if is_active(p)]
         wanted = int((rs.get("spec") or {}).get("replicas", 1))
@@ -56,14 +46,9 @@ class ReplicaSetController:
         _write_status(api, api.index.get("ReplicaSet", item) or rs, active)
 
     def _create(self, api: ControllerApi, rs: dict) -> dict:
-        meta = rs["metadata"]
-        base = meta["name"] + "-"
-        while True:
-            count = self._made[meta.get("uid", "")] = self._made.get(meta.get("uid", ""), 0) + 1
-            name = generated_name(base, "pod", meta.get("namespace"), meta["name"], meta.get("uid"), count)
-            if api.index.get("Pod", (meta.get("namespace") or "", name)) is None:
-                break
-        pod = api.store(pod_from_template(rs, (rs.get("spec") or {}).get("template") or {}, name, base))
+        name = unused_pod_name(api, rs, self._made, "pod")
+        pod = api.store(pod_from_template(rs, (rs.get("spec") or {}).get("template") or {}, name,
+                                          rs["metadata"]["name"] + "-"))
         api.events.record(rs, type_="Normal", reason="SuccessfulCreate", message=f"Created pod: {name}",
                           component=COMPONENT, core_v1=True)
         return pod
@@ -93,7 +78,4 @@ def _write_status(api: ControllerApi, rs: dict, active: list[dict]) -> None:
         "observedGeneration": rs["metadata"].get("generation", 1),
     }
     status = {k: v for k, v in status.items() if v or k == "replicas"}  # the others are omitted when 0
-    if (rs.get("status") or {}) != status:
-        draft = copy_tree(rs)
-        draft["status"] = status
-        api.store(draft)
+    write_status(api, rs, status)

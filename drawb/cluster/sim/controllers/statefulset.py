@@ -15,12 +15,10 @@ pods start without them), ControllerRevision objects (the revision names are the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from drawb.cluster.sim.controllers.api import ControllerApi
-from drawb.cluster.sim.controllers.index import NsKey, ObjectIndex
+from drawb.cluster.sim.controllers.index import NsKey
 from drawb.cluster.sim.controllers.owners import is_done, is_ready, pod_from_template, template_hash
-from drawb.cluster.sim.tree import copy_tree
+from drawb.cluster.sim.controllers.workload import WorkloadController, write_status
 
 COMPONENT = "statefulset-controller"
 INDEX_LABEL = "apps.kubernetes.io/pod-index"
@@ -28,22 +26,14 @@ POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 REVISION_LABEL = "controller-revision-hash"
 
 
-class StatefulSetController:
+class StatefulSetController(WorkloadController):
     """Creates, deletes and updates a StatefulSet's pods in order and writes its status."""
 
+    KIND = "StatefulSet"
     watches = frozenset({"StatefulSet", "Pod"})
 
-    def wake(self, kind: str, obj: dict, deleted: bool, index: ObjectIndex) -> Iterable[NsKey]:
-        """The StatefulSet itself, or a pod's StatefulSet."""
-        if kind == "StatefulSet":
-            return [] if deleted else [(obj["metadata"].get("namespace") or "", obj["metadata"]["name"])]
-        return index.owners_of("StatefulSet", obj)
-
-    def sync(self, api: ControllerApi, item: NsKey) -> None:
-        """One pass of the controller over StatefulSet ``item``."""
-        sts = api.index.get("StatefulSet", item)
-        if sts is None:
-            return
+    def reconcile(self, api: ControllerApi, item: NsKey, sts: dict) -> None:
+        """Create, delete and update the pods in order, then write the status."""
         spec = sts.get("spec") or {}
         wanted = int(spec.get("replicas", 1))
         ordered = spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
@@ -132,7 +122,4 @@ def _write_status(api: ControllerApi, sts: dict, pods: list[dict], revision: str
               "currentRevision": current_revision, "updateRevision": revision, "collisionCount": 0,
               "availableReplicas": ready}
     status = {k: v for k, v in status.items() if v or k in ("replicas", "availableReplicas", "collisionCount")}
-    if status != old:
-        draft = copy_tree(sts)
-        draft["status"] = status
-        api.store(draft)
+    write_status(api, sts, status)
