@@ -10,6 +10,19 @@ import yaml
 from tests import credscan
 
 
+class Withheld(tuple):
+    """A fixture's values whose repr shows only the first ``SHOWN`` of them (pytest prints fixture values, and
+    the others lead to a token)."""
+
+    SHOWN = 1
+
+    def __new__(cls, *values):
+        return super().__new__(cls, values)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(repr(v) for v in self[: self.SHOWN])})"
+
+
 def service_account(control_plane, namespace: str, name: str) -> None:
     """Create ServiceAccount ``namespace/name``."""
     control_plane.api().create({"apiVersion": "v1", "kind": "ServiceAccount",

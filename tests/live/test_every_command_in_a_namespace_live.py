@@ -19,7 +19,7 @@ import yaml
 
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
-from tests.live.accounts import service_account, token_kubeconfig
+from tests.live.accounts import Withheld, service_account, token_kubeconfig
 
 pytestmark = pytest.mark.live
 
@@ -76,14 +76,8 @@ spec:
 """
 
 
-class Home(tuple):
-    """(namespace, kubeconfig, folder); its repr leaves the kubeconfig's token out."""
-
-    def __new__(cls, *values):
-        return super().__new__(cls, values)
-
-    def __repr__(self) -> str:
-        return f"Home({self[0]!r})"
+class Home(Withheld):
+    """(namespace, kubeconfig, folder); its repr shows the namespace alone."""
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from drawb import versions
 from drawb.access import rbac
 from drawb.cli import main
 from drawb.testing.api import path_for
-from tests.live.accounts import service_account, token_kubeconfig
+from tests.live.accounts import Withheld, service_account, token_kubeconfig
 
 pytestmark = pytest.mark.live
 TEMPLATE = """apiVersion: resource.k8s.io/v1
@@ -31,14 +31,10 @@ spec:
 """
 
 
-class Account(tuple):
-    """(namespace, name, kubeconfig) of a ServiceAccount; its repr leaves the kubeconfig's token out."""
+class Account(Withheld):
+    """(namespace, name, kubeconfig) of a ServiceAccount; its repr leaves the kubeconfig out."""
 
-    def __new__(cls, *values):
-        return super().__new__(cls, values)
-
-    def __repr__(self) -> str:
-        return f"Account({self[0]!r}, {self[1]!r})"
+    SHOWN = 2
 
 
 def _account(control_plane, home: str, name: str, folder) -> Account:

@@ -12,20 +12,16 @@ import yaml
 from drawb.access import rbac
 from drawb.cli import main
 from drawb.testing.api import path_for
-from tests.live.accounts import service_account, token_kubeconfig
+from tests.live.accounts import Withheld, service_account, token_kubeconfig
 
 pytestmark = pytest.mark.live
 ACCOUNT = "drawb-tester"
 
 
-class Restricted(tuple):
-    """(namespace, other namespace, kubeconfig, token) whose repr leaves the token out (pytest shows fixture values)."""
+class Restricted(Withheld):
+    """(namespace, other namespace, kubeconfig, token); its repr leaves the token out."""
 
-    def __new__(cls, *values):
-        return super().__new__(cls, values)
-
-    def __repr__(self) -> str:
-        return f"Restricted({self[0]!r}, {self[1]!r}, {self[2]!r}, <token>)"
+    SHOWN = 3
 
 
 @pytest.fixture(scope="module")
