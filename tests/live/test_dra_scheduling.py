@@ -10,21 +10,12 @@ import pytest
 
 from drawb.testing.api import Api, path_for
 from drawb.testing.waiting import wait_for
+from tests.live.claims import claim_template
 
 pytestmark = pytest.mark.live
 
 DRIVER = "gpu.nvidia.com"
 NVIDIA_SMI = ["bash", "-c"], ["nvidia-smi -L; trap 'exit 0' TERM; sleep 9999 & wait"]
-
-
-def claim_template(name: str, namespace: str) -> dict:
-    """The seed's ResourceClaimTemplate: one GPU of class gpu.nvidia.com (v1 ``exactly:`` form)."""
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}},
-    }
 
 
 def claim(name: str, namespace: str, device_class: str, cel: str | None = None) -> dict:

@@ -20,6 +20,7 @@ import yaml
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
 from tests.live.accounts import Withheld, service_account, token_kubeconfig
+from tests.live.claims import claim_template
 
 pytestmark = pytest.mark.live
 
@@ -29,32 +30,7 @@ ACCOUNT = "drawb-everyday"
 LEGACY = DATA / "migrate" / "01-deployment-single-gpu.yaml"  # a Deployment asking for nvidia.com/gpu
 REFUSALS = ("RbacRefused", "RightsMissing", "Traceback", "Forbidden")
 
-TEMPLATES = """apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: one-gpu
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: gpu.nvidia.com
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: twelve-gpus
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: gpu.nvidia.com
-          allocationMode: ExactCount
-          count: 12
-"""
+TEMPLATES = yaml.safe_dump_all([claim_template("one-gpu"), claim_template("twelve-gpus", count=12)], sort_keys=False)
 
 BIG_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big-pod"},
            "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "twelve-gpus"}],
@@ -62,18 +38,7 @@ BIG_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big-pod"},
                                     "resources": {"claims": [{"name": "gpus"}]}}],
                     "tolerations": [{"operator": "Exists"}]}}
 
-APPLIED = """apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: applied-by-drawb
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: gpu.nvidia.com
-"""
+APPLIED = yaml.safe_dump(claim_template("applied-by-drawb"), sort_keys=False)
 
 
 class Home(Withheld):

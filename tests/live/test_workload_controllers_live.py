@@ -13,6 +13,7 @@ from drawb.cluster.sim.clock import ManualClock
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.testing.api import path_for
 from drawb.testing.waiting import wait_for
+from tests.live.claims import claim_template
 from tests.live.corpus_run import dra_gates
 
 pytestmark = pytest.mark.live
@@ -20,15 +21,6 @@ pytestmark = pytest.mark.live
 H200 = 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'  # one node of the scenario has them
 _HASH = r"[bcdf4-9]{6,10}"
 _SUFFIX = r"[bcdfghjklmnpqrstvwxz2456789]{5}"
-
-
-def _claim_template(name: str, namespace: str, count: int = 1, selector: str | None = None) -> dict:
-    exactly: dict = {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": count}
-    if selector:
-        exactly["selectors"] = [{"cel": {"expression": selector}}]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
 
 
 def _pod_template(app: str, claim_template: str) -> dict:
@@ -41,8 +33,8 @@ def _pod_template(app: str, claim_template: str) -> dict:
 def manifests(namespace: str) -> list[dict]:
     """A Deployment and a StatefulSet that fit only the H200 node, and a StatefulSet that fits none."""
     return [
-        _claim_template("one-h200", namespace, selector=H200),
-        _claim_template("sixteen-gpus", namespace, count=16),
+        claim_template("one-h200", namespace, count=1, selector=H200),
+        claim_template("sixteen-gpus", namespace, count=16),
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": namespace},
          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": _pod_template("web", "one-h200")}},
         {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": namespace},
