@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -21,22 +20,12 @@ from drawb.testing import build
 from drawb.testing.cluster import parse_feature_gates
 from drawb.upgrade import check_upgrade
 from drawb.upgrade.inputs import cluster_gates, read_cluster
+from tests.contract import upgrade
 
 pytestmark = pytest.mark.live
 
-DATA = Path(__file__).parents[1] / "data" / "upgrade"
-PLANTED, CLEAN = read_sources([str(DATA / "planted.yaml")]), read_sources([str(DATA / "clean.yaml")])
+PLANTED, CLEAN = read_sources([upgrade.PLANTED]), read_sources([upgrade.CLEAN])
 TARGET = "1.37"
-# what the manifests plant (tests/data/upgrade/planted.yaml says which document plants which)
-PLANTED_IN_FILES = {
-    ("slice-shape", "error", "ResourceSlice dgx-h100-02-counters-and-devices"),
-    ("meaning", "warning", "ResourceClaimTemplate gpu-test/same-numa"),
-    ("meaning", "warning", "Node dgx-h100-02"),
-    ("rbac", "error", "ClusterRole my-scheduler"),
-    ("rbac", "error", "ClusterRole my-network-driver"),
-    ("served", "error", "ResourceClaim gpu-test/old-api"),
-    ("attribute", "error", "ResourceClaimTemplate gpu-test/by-index"),
-}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -72,10 +61,6 @@ def planted(start_control_plane):
         cp.cluster.down()
 
 
-def _found(report) -> set[tuple[str, str, str]]:
-    return {(f.kind, f.level, f.object) for f in report.findings}
-
-
 def _twin(cluster: KubeCluster) -> SimCluster:
     """The simulated cluster holding ``cluster``'s objects (those upgrade-check reads, nodes and namespaces), its
     version and its DRA gates."""
@@ -102,7 +87,7 @@ def test_each_planted_problem_is_found_on_the_real_cluster_and_the_same_on_its_s
         ("rbac", "error", f"ClusterRole {role}"),
         ("attribute", "error", f"ResourceClaimTemplate {namespace}/by-index"),
     }
-    assert _found(report) == PLANTED_IN_FILES | in_cluster, str(report)
+    assert upgrade.found(report) == upgrade.PLANTED_FINDINGS | in_cluster, str(report)
     gate = next(f for f in report.findings if f.kind == "gate")
     assert gate.path == "DRAAdminAccess" and "locked to true" in gate.message
     assert report.exit_status == 1 and report.notes == []

@@ -20,13 +20,8 @@ from drawb.render.sources import parse_text, read_sources
 from drawb.session import Session
 from drawb.upgrade import check, check_upgrade
 from drawb.upgrade.inputs import CLUSTER, Inputs, Item, read_cluster
+from tests.contract.upgrade import CLEAN, PLANTED, PLANTED_FINDINGS, found
 
-DATA = Path(__file__).parents[2] / "data" / "upgrade"
-PLANTED, CLEAN = str(DATA / "planted.yaml"), str(DATA / "clean.yaml")
-
-
-def _found(report) -> set[tuple[str, str, str]]:
-    return {(f.kind, f.level, f.object) for f in report.findings}
 
 
 @pytest.fixture(scope="module")
@@ -36,15 +31,7 @@ def cluster() -> SimCluster:
 
 def test_every_planted_problem_is_found_with_its_fix(cluster):
     report = check_upgrade(cluster, "1.37", read_sources([PLANTED]))
-    assert _found(report) == {
-        ("slice-shape", "error", "ResourceSlice dgx-h100-02-counters-and-devices"),
-        ("meaning", "warning", "ResourceClaimTemplate gpu-test/same-numa"),
-        ("meaning", "warning", "Node dgx-h100-02"),
-        ("rbac", "error", "ClusterRole my-scheduler"),
-        ("rbac", "error", "ClusterRole my-network-driver"),
-        ("served", "error", "ResourceClaim gpu-test/old-api"),
-        ("attribute", "error", "ResourceClaimTemplate gpu-test/by-index"),
-    }
+    assert found(report) == PLANTED_FINDINGS
     by_object = {f.object: f for f in report.findings}
     assert "only one of `sharedCounters` or `devices` is allowed" in by_object[
         "ResourceSlice dgx-h100-02-counters-and-devices"].message
@@ -136,7 +123,7 @@ def test_a_v25_3_cluster_reads_index_and_an_upgrade_of_its_driver_would_break_it
     old = _from_file("default", text.replace("driver_release: v0.4", "driver_release: v25.3"), where="old")
     old_cluster = SimCluster(old, workloads=False)
     assert scenario.resource_slices != old.resource_slices
-    claim = [parse_text("index.yaml", (DATA / "planted.yaml").read_text().split("---")[-1])]
+    claim = [parse_text("index.yaml", Path(PLANTED).read_text().split("---")[-1])]
     assert check_upgrade(old_cluster, "1.34", claim).findings == []
     (finding,) = check_upgrade(old_cluster, "1.34", claim, driver_release="v0.4").findings
     assert finding.kind == "attribute" and "v0.4 (as named)" in finding.message
