@@ -9,6 +9,6 @@ no I/O.
 """
 
 from drawb.alloc.allocator import Allocator, allocate
-from drawb.alloc.errors import AllocationError
+from drawb.alloc.errors import AllocationError, SchedulerCrash
 
-__all__ = ["AllocationError", "Allocator", "allocate"]
+__all__ = ["AllocationError", "Allocator", "SchedulerCrash", "allocate"]

@@ -38,6 +38,7 @@ class Rules:
     tolerations_in_results: bool  # results carry the request's tolerations (1.35+)
     limit_per_request: bool  # the 32-device limit is checked request by request (from 1.34.12, 1.35.9, 1.36.5, 1.37.1)
     rollback: bool  # 1.36: a rejected candidate gives back counters, constraint entries and marks
+    all_mode_counters_crash: bool  # 1.35.0-5, 1.36.0-1: an "All" device consuming counters crashes kube-scheduler
     skip_shared_counters: bool  # a shared device already consuming capacity has its counters taken (1.35+)
     shared_consume_counters: bool  # 1.36: existing shared allocations consume their device's counters
     shared_ids_in_use: bool  # 1.37: existing shared allocations count as capacity in use
@@ -98,6 +99,7 @@ def rules_for(flavor: Flavor) -> Rules:
         tolerations_in_results=not legacy,
         limit_per_request=flavor.behaves("alloc.claim_limit_per_request"),
         rollback=minor >= 36,
+        all_mode_counters_crash=not flavor.behaves("alloc.all_mode_devices_know_their_pool"),
         skip_shared_counters=minor >= 35 and has_capacity_code,
         shared_consume_counters=minor >= 36 and impl != "stable",
         shared_ids_in_use=minor >= 37,

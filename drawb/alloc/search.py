@@ -12,7 +12,7 @@ from drawb.alloc import capacity as cap
 from drawb.alloc.compat import CompatibilityBook
 from drawb.alloc.counters import CounterBook
 from drawb.alloc.derived import DerivedAttributes
-from drawb.alloc.errors import AllocationError
+from drawb.alloc.errors import AllocationError, SchedulerCrash
 from drawb.alloc.nodes import node_matches
 from drawb.alloc.pools import Pool
 from drawb.alloc.requests import ALL, RequestData
@@ -265,6 +265,13 @@ class Search:
             if ungroup is None:
                 return None
         counters_taken = False
+        if consumes and not skip_counters and must and rules.all_mode_counters_crash:
+            release = rules.flavor.version_rules
+            raise SchedulerCrash(
+                f"claim {rules.kobj(self.claims[claim_i])}, request {request.name}: kube-scheduler {release.version} "
+                f"crashes here (a nil pointer dereference in its allocator: device {device_id[2]} of an allocationMode "
+                f"All request consumes shared counters), so the pod gets no verdict; "
+                f"{release.fixed_in('alloc.all_mode_devices_know_their_pool')} and later allocate it")
         if consumes and not skip_counters:
             if not self.counters.take(device, candidate, pool):
                 if ungroup is not None:

@@ -31,8 +31,13 @@ class Flavor:
 
     def behaves(self, behaviour: str) -> bool:
         """Whether this release of the minor has a named behaviour (``drawb.versions.Rules.has``)."""
+        return self.version_rules.has(behaviour)
+
+    @property
+    def version_rules(self) -> versions.Rules:
+        """The rules of this release (the newest patch drawb knows when ``patch`` is None)."""
         patch = "" if self.patch is None else f".{self.patch}"
-        return versions.rules(f"1.{self.minor}{patch}").has(behaviour)
+        return versions.rules(f"1.{self.minor}{patch}")
 
 
 def minor_of(kubernetes_version: str) -> int:

@@ -94,11 +94,18 @@ def generate(seed: int, prefix: str = "ad", kubernetes_version: str = versions.D
              feature_gates: Mapping[str, bool] | None = None) -> AllocScenario:
     """The scenario of ``seed`` (the same seed always gives the same objects), shaped for that version's API
     with ``feature_gates`` (default: ``GATES``): no field that its API server would drop (a constraint that
-    would be ``distinctAttribute`` is ``matchAttribute`` where the gates drop it)."""
+    would be ``distinctAttribute`` is ``matchAttribute`` where the gates drop it), and nothing its scheduler
+    crashes on (no ``allocationMode: All`` beside partitionable GPUs where that release's allocator crashes
+    on an "All" device that consumes counters: drawb.alloc says SchedulerCrash)."""
     rng = random.Random(seed)
     name = f"{prefix}{seed:04d}"
-    dropped = versions.rules(kubernetes_version).dropped_fields(GATES if feature_gates is None else feature_gates)
-    scenario = _Generator(rng, name, distinct="constraints[].distinctAttribute" not in dropped).build()
+    rules = versions.rules(kubernetes_version)
+    gates = GATES if feature_gates is None else feature_gates
+    dropped = rules.dropped_fields(gates)
+    all_crashes = (not rules.has("alloc.all_mode_devices_know_their_pool")
+                   and rules.gate_values(gates, enforce_locks=False)["DRAPartitionableDevices"])
+    scenario = _Generator(rng, name, distinct="constraints[].distinctAttribute" not in dropped,
+                          all_beside_counters=not all_crashes).build()
     scenario.seed = seed
     if versions.rules(kubernetes_version).has("api.counter_sets_in_own_slices"):
         scenario.slices = split_counters(scenario.slices)
@@ -155,10 +162,11 @@ class _Device:
 
 
 class _Generator:
-    def __init__(self, rng: random.Random, name: str, distinct: bool = True):
+    def __init__(self, rng: random.Random, name: str, distinct: bool = True, all_beside_counters: bool = True):
         self.rng = rng
         self.name = name
         self.distinct = distinct  # distinctAttribute constraints survive the API server
+        self.all_beside_counters = all_beside_counters  # "All" requests on nodes with partitionable GPUs
         self.features: list[str] = []
         self.devices: dict[str, list[_Device]] = {}
         self.partitionable: dict[str, bool] = {}
@@ -361,7 +369,7 @@ class _Generator:
         class_name = rng.choice(class_names)
         body: dict = {"deviceClassName": class_name}
         mode = rng.random()
-        if mode < 0.15:
+        if mode < 0.15 and (self.all_beside_counters or not any(self.partitionable.values())):
             body["allocationMode"] = "All"
             self.note("allocationMode All")
         else:  # written out as the API server defaults them, so the objects can be used offline too

@@ -94,6 +94,10 @@ class Rules:
             known_names = sorted([*BEHAVIOURS, *PATCH_BEHAVIOURS])
             raise KeyError(f"unknown behaviour {behaviour!r}; known: {', '.join(known_names)}") from None
 
+    def fixed_in(self, behaviour: str) -> str:
+        """``"v1.35.6"``: the first release of this minor with a patch behaviour (``PATCH_BEHAVIOURS``)."""
+        return f"v{self.minor}.{PATCH_BEHAVIOURS[behaviour][self.number]}"
+
     @property
     def version(self) -> str:
         """``"v1.36.6"``: the release whose behaviour these rules give."""

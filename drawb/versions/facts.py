@@ -51,6 +51,10 @@ PATCH_BEHAVIOURS: dict[str, dict[int, int]] = {
     # Counter sets are counted per driver and pool; earlier 1.36 patches count them per pool name, so two
     # drivers' pools of the same name share counters. 1.35 counts them per pool name in every patch.
     "alloc.counters_per_driver_pool": {36: 4, 37: 0},
+    # A device of an allocationMode All request knows its pool, so its shared counters can be checked; in
+    # earlier patches the allocators that count pools' counters (1.35 incubating and experimental, every 1.36
+    # one) dereference a nil pool there: kube-scheduler crashes. 1.34 counts counters per slice.
+    "alloc.all_mode_devices_know_their_pool": {34: 0, 35: 6, 36: 2, 37: 0},
 }
 
 # Fields a gate guards (gates.py) that the API server drops with the gate off only from the minor of a

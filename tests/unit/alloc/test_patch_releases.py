@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from drawb.alloc import AllocationError, allocate
+from drawb.alloc import AllocationError, SchedulerCrash, allocate
 
 NODE = {"metadata": {"name": "node-1"}}
 PER_REQUEST = "claim ns/big, request gpu: adding 33 devices exceeds the claim limit of 32, with 0 already accounted for"
@@ -61,3 +61,28 @@ def test_pools_of_one_name_share_counters_across_drivers_until_1_36_4(version, a
     result = allocate([claim], node=NODE, slices=slices, classes=[_class("a.example.com"), _class("b.example.com")],
                       kubernetes_version=version, feature_gates={"DRAPartitionableDevices": True})
     assert (result is not None) == allocates
+
+
+@pytest.mark.parametrize(("version", "crashes"), [
+    ("v1.34.4", False), ("v1.35.4", True), ("v1.35.5", True), ("v1.35.6", False), ("1.35", False),
+    ("v1.36.0", True), ("v1.36.1", True), ("v1.36.2", False), ("v1.37.0", False),
+])  # fmt: skip
+def test_an_all_request_over_devices_that_consume_counters_crashes_the_scheduler_of_early_patches(version, crashes):
+    slices = _partitioned("a.example.com")
+    if version.startswith("v1.34"):  # 1.34 keeps the counters in the devices' slice
+        slices = [_slice("a.example.com", "a.example.com", "shared", 1, sharedCounters=slices[0]["spec"]["sharedCounters"],
+                         devices=slices[1]["spec"]["devices"])]
+    claim = _claim("all", ("a", "a.example.com", 1))
+    claim["spec"]["devices"]["requests"][0]["exactly"] = {"deviceClassName": "a.example.com", "allocationMode": "All"}
+    run = dict(node=NODE, slices=slices, classes=[_class("a.example.com")], kubernetes_version=version,
+               feature_gates={"DRAPartitionableDevices": True})
+    if not crashes:
+        assert allocate([claim], **run) is not None
+        return
+    with pytest.raises(SchedulerCrash) as info:
+        allocate([claim], **run)
+    fixed = "v1.35.6" if version.startswith("v1.35") else "v1.36.2"
+    assert str(info.value) == (
+        f"claim ns/all, request a: kube-scheduler {version} crashes here (a nil pointer dereference in its allocator: "
+        "device part of an allocationMode All request consumes shared counters), so the pod gets no verdict; "
+        f"{fixed} and later allocate it")

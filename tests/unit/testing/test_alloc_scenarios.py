@@ -105,3 +105,13 @@ def test_no_field_the_target_api_server_drops_is_generated():
     assert on == {"matchAttribute", "distinctAttribute"}
     assert _constraint_kinds(generate_many(60, kubernetes_version="1.34")) == on
     assert _constraint_kinds(generate_many(60, kubernetes_version="v1.36.3")) == on
+
+
+def _all_beside_partitionable(scenarios) -> int:
+    return sum(1 for s in scenarios if "partitionable devices" in s.features and "allocationMode All" in s.features)
+
+
+def test_nothing_the_target_scheduler_crashes_on_is_generated():
+    # v1.35.4's allocator crashes on an "All" device that consumes counters (fixed in v1.35.6)
+    assert _all_beside_partitionable(generate_many(160, kubernetes_version="v1.35.4")) == 0
+    assert _all_beside_partitionable(generate_many(160, kubernetes_version="v1.35.6")) > 0
