@@ -5,6 +5,7 @@ notebook, a dict for ``--json``."""
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 STAGE_LABELS = {
@@ -87,8 +88,52 @@ class AllocatedDevice:
     attributes: dict[str, object]
 
 
+class Answer:
+    """What the answers of ``why`` (a dataclass each, with ``target``, ``state``, ``summary`` and ``simulated``)
+    share: their opening, their data for ``--json``, their text in IPython."""
+
+    SIMULATED = "simulated cluster: the scheduler here is drawb's simulation"  # said on the simulated cluster
+
+    def to_dict(self) -> dict:
+        """The answer as JSON-ready data (a pod explanation inside another as ``why pod`` gives it)."""
+        return asdict(self)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+    def _opening(self, after_state: str = "") -> list[str]:
+        """The text's first lines: what, its state (then ``after_state``), whether simulated, the summary."""
+        lines = [f"why {self.target}: {self.state}{after_state}"]
+        if self.simulated:
+            lines.append(f"({self.SIMULATED})")
+        return [*lines, self.summary]
+
+    def _opening_html(self, after_state: str = "") -> list[str]:
+        """The same in HTML (``after_state`` is HTML), opening the answer's ``div``."""
+        e = html.escape
+        parts = [f"<div class='drawb-why'><p><b>why {e(self.target)}</b>: <code>{e(self.state)}</code>{after_state}</p>"]
+        if self.simulated:
+            parts.append(f"<p><i>{self.SIMULATED}</i></p>")
+        return [*parts, f"<p>{e(self.summary)}</p>"]
+
+
+def section_lines(sections: Iterable[tuple[str, list[str]]]) -> list[str]:
+    """Each section that has items as text: a blank line, its title, one ``  - item`` line per item."""
+    lines = []
+    for title, items in sections:
+        if items:
+            lines += [f"\n{title}:", *(f"  - {item}" for item in items)]
+    return lines
+
+
+def section_html(sections: Iterable[tuple[str, list[str]]]) -> list[str]:
+    """Each section that has items as HTML: its title and a list of the items."""
+    return [f"<p>{title}:</p><ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in items) + "</ul>"
+            for title, items in sections if items]
+
+
 @dataclass
-class Explanation:
+class Explanation(Answer):
     """Why a pod (or a claim) is where it is."""
 
     target: str  # "pod ns/name" or "claim ns/name"
@@ -109,15 +154,8 @@ class Explanation:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     simulated: bool = False
 
-    def to_dict(self) -> dict:
-        """The explanation as JSON-ready data."""
-        return asdict(self)
-
     def __str__(self) -> str:
-        lines = [f"why {self.target}: {self.state}" + (f" (first empty stage: {self.stage})" if self.stage else "")]
-        if self.simulated:
-            lines.append("(simulated cluster: the scheduler here is drawb's simulation)")
-        lines.append(self.summary)
+        lines = self._opening(f" (first empty stage: {self.stage})" if self.stage else "")
         if self.scheduler:
             lines.append(f"scheduler: {self.scheduler}")
         for report in self.requests:
@@ -134,11 +172,7 @@ class Explanation:
             lines.append(f"\nfits together on: {', '.join(self.fits_on)}")
         for node, reason in list(self.excluded.items())[:5]:
             lines.append(f"  node {node} excluded: {reason}")
-        for section, items in (("near misses", self.near_misses), ("what would make it fit", [r.text for r in self.remedies]),
-                               ("notes", self.notes)):
-            if items:
-                lines.append(f"\n{section}:")
-                lines += [f"  - {item}" for item in items]
+        lines += section_lines(self._sections())
         if self.devices:
             lines.append("\ndevices:")
             for d in self.devices:
@@ -149,16 +183,13 @@ class Explanation:
                      + ")")
         return "\n".join(lines)
 
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(str(self))
+    def _sections(self) -> list[tuple[str, list[str]]]:
+        return [("near misses", self.near_misses), ("what would make it fit", [r.text for r in self.remedies]),
+                ("notes", self.notes)]
 
     def _repr_html_(self) -> str:
         e = html.escape
-        parts = [f"<div class='drawb-why'><p><b>why {e(self.target)}</b>: <code>{e(self.state)}</code>"
-                 + (f", first empty stage <b>{e(self.stage)}</b>" if self.stage else "") + "</p>"]
-        if self.simulated:
-            parts.append("<p><i>simulated cluster: the scheduler here is drawb's simulation</i></p>")
-        parts.append(f"<p>{e(self.summary)}</p>")
+        parts = self._opening_html(f", first empty stage <b>{e(self.stage)}</b>" if self.stage else "")
         if self.scheduler:
             parts.append(f"<p>scheduler: <code>{e(self.scheduler)}</code></p>")
         for report in self.requests:
@@ -176,10 +207,7 @@ class Explanation:
             if report.errors:
                 parts.append("<p>selector errors (the scheduler aborts):</p><ul>"
                              + "".join(f"<li>{e(x)}</li>" for x in report.errors) + "</ul>")
-        for section, items in (("near misses", self.near_misses), ("what would make it fit", [r.text for r in self.remedies]),
-                               ("notes", self.notes)):
-            if items:
-                parts.append(f"<p>{section}:</p><ul>" + "".join(f"<li>{e(i)}</li>" for i in items) + "</ul>")
+        parts += section_html(self._sections())
         if self.devices:
             parts.append("<table><tr><th>request</th><th>device</th><th>node</th><th>attributes</th></tr>" + "".join(
                 f"<tr><td>{e(d.request)}</td><td>{e(d.device)}</td><td>{e(d.node)}</td>"

@@ -13,13 +13,13 @@ controller waits for (suspended, scaled to zero, a back-off, a schedule, the con
 from __future__ import annotations
 
 import html
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from drawb.alloc.view import PlanState
 from drawb.api import cron
 from drawb.explain.pod import explain
-from drawb.explain.result import Explanation
+from drawb.explain.result import Answer, Explanation, section_html, section_lines
 from drawb.explain.objects import meta, name_of, namespace_of
 from drawb.plan.errors import NoClaims, ObjectNotFound
 
@@ -42,8 +42,10 @@ class PodGroup:
 
 
 @dataclass
-class WorkloadExplanation:
+class WorkloadExplanation(Answer):
     """Why a workload has the pods it has."""
+
+    SIMULATED = "simulated cluster: the controllers and the scheduler here are drawb's simulation"
 
     target: str  # "job ns/name"
     state: str
@@ -60,15 +62,8 @@ class WorkloadExplanation:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     simulated: bool = False
 
-    def to_dict(self) -> dict:
-        """The explanation as JSON-ready data (each group's pod explanation as ``why pod`` gives it)."""
-        return asdict(self)
-
     def __str__(self) -> str:
-        lines = [f"why {self.target}: {self.state}"]
-        if self.simulated:
-            lines.append("(simulated cluster: the controllers and the scheduler here are drawb's simulation)")
-        lines.append(self.summary)
+        lines = self._opening()
         if self.through:
             lines.append("pods through: " + ", ".join(self.through))
         if self.waiting_for:
@@ -81,21 +76,12 @@ class WorkloadExplanation:
                 lines.append(f"  {group.note}")
             if group.explanation is not None:
                 lines += ["  " + line for line in str(group.explanation).splitlines()]
-        for section, items in (("events", self.events), ("notes", self.notes)):
-            if items:
-                lines.append(f"\n{section}:")
-                lines += [f"  - {item}" for item in items]
+        lines += section_lines([("events", self.events), ("notes", self.notes)])
         return "\n".join(lines)
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(str(self))
 
     def _repr_html_(self) -> str:
         e = html.escape
-        parts = [f"<div class='drawb-why'><p><b>why {e(self.target)}</b>: <code>{e(self.state)}</code></p>"]
-        if self.simulated:
-            parts.append("<p><i>simulated cluster: the controllers and the scheduler here are drawb's simulation</i></p>")
-        parts.append(f"<p>{e(self.summary)}</p>")
+        parts = self._opening_html()
         if self.waiting_for:
             parts.append(f"<p>waiting for: {e(self.waiting_for)}</p>")
         for group in self.groups:
@@ -103,9 +89,7 @@ class WorkloadExplanation:
                          + (f"<br>{e(group.note)}" if group.note else "") + "</p>")
             if group.explanation is not None:
                 parts.append(f"<blockquote>{group.explanation._repr_html_()}</blockquote>")
-        for section, items in (("events", self.events), ("notes", self.notes)):
-            if items:
-                parts.append(f"<p>{section}:</p><ul>" + "".join(f"<li>{e(i)}</li>" for i in items) + "</ul>")
+        parts += section_html([("events", self.events), ("notes", self.notes)])
         return "".join(parts) + "</div>"
 
 
