@@ -19,6 +19,7 @@ from drawb.cluster.sim.cluster import SimCluster
 from drawb.testing.api import path_for
 from drawb.testing.build import target_k8s_version
 from drawb.testing.waiting import wait_for
+from tests.live.planes import plane_with_gate
 
 pytestmark = pytest.mark.live
 
@@ -28,20 +29,11 @@ A100 = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}  # the only A100 nod
 
 
 @pytest.fixture(scope="module")
-def gated(control_plane, start_control_plane):
-    if control_plane.feature_enabled(GATE):
-        yield control_plane
-        return
-    cp = start_control_plane({GATE: True})
-    yield cp
-    cp.cluster.down()
-
-
-@pytest.fixture
-def ns(gated, request):
-    name = gated.create_namespace(request.node.name)
-    yield name
-    gated.api().delete(path_for("Namespace", name))
+def control_plane(control_plane, start_control_plane):
+    """The session's control plane if the gate is on there, else one started with it (conftest's ``namespace``
+    makes the tests' namespaces there)."""
+    with plane_with_gate(control_plane, start_control_plane, GATE, True) as cp:
+        yield cp
 
 
 def legacy_pod(name: str, namespace: str, limits: dict[str, str], selector: dict | None = None) -> dict:
@@ -53,7 +45,7 @@ def legacy_pod(name: str, namespace: str, limits: dict[str, str], selector: dict
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
-def simulated(gated, namespace: str, pod: dict) -> SimCluster:
+def simulated(control_plane, namespace: str, pod: dict) -> SimCluster:
     sim = SimCluster("default", kubernetes_version=target_k8s_version(), feature_gates={GATE: True},
                      clock=ManualClock())
     sim.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, pod])
@@ -85,95 +77,99 @@ def _shape(claim: dict) -> dict:
             "reservedFor": [r["name"] for r in claim["status"]["reservedFor"]]}
 
 
-def test_a_device_class_serves_the_legacy_pod(gated, ns):
-    api = gated.api()
-    pod = legacy_pod("legacy-dra", ns, {"nvidia.com/gpu": "3"}, A100)
+def _bound_alike(control_plane, namespace: str, pod: dict) -> tuple[dict, dict, SimCluster]:
+    """Create ``pod`` and wait until it is bound with its claim; the simulated cluster must bind it to the same
+    node with the same request mappings and an alike claim. The real pod and claim, and the simulated cluster."""
+    api = control_plane.api()
+    name = pod["metadata"]["name"]
     api.create(pod)
-    real = wait_for(lambda: (p := api.get(path_for("Pod", "legacy-dra", ns)))["status"].get("extendedResourceClaimStatus")
-                    and p["spec"].get("nodeName") and p, timeout=60, what="legacy-dra bound with its claim")
-    sim = simulated(gated, ns, pod)
-    mine = sim.get("Pod", "legacy-dra", ns)
-    assert mine["spec"]["nodeName"] == real["spec"]["nodeName"] == "a100-sxm-node-01"
+    real = wait_for(lambda: (p := api.get(path_for("Pod", name, namespace)))["status"].get("extendedResourceClaimStatus")
+                    and p["spec"].get("nodeName") and p, timeout=60, what=f"{name} bound with its claim")
+    sim = simulated(control_plane, namespace, pod)
+    mine = sim.get("Pod", name, namespace)
+    assert mine["spec"]["nodeName"] == real["spec"]["nodeName"]
     real_status, sim_status = real["status"]["extendedResourceClaimStatus"], mine["status"]["extendedResourceClaimStatus"]
     assert sim_status["requestMappings"] == real_status["requestMappings"]
-    assert real_status["requestMappings"] == [{"containerName": "main", "resourceName": "nvidia.com/gpu",
-                                               "requestName": "container-0-request-1"}]  # after cpu, sorted
-    real_claim = api.get(path_for("ResourceClaim", real_status["resourceClaimName"], ns))
-    sim_claim = sim.get("ResourceClaim", sim_status["resourceClaimName"], ns)
+    real_claim = api.get(path_for("ResourceClaim", real_status["resourceClaimName"], namespace))
+    assert _shape(sim.get("ResourceClaim", sim_status["resourceClaimName"], namespace)) == _shape(real_claim)
+    return real, real_claim, sim
+
+
+def test_a_device_class_serves_the_legacy_pod(control_plane, namespace):
+    api = control_plane.api()
+    real, real_claim, sim = _bound_alike(control_plane, namespace,
+                                         legacy_pod("legacy-dra", namespace, {"nvidia.com/gpu": "3"}, A100))
+    assert real["spec"]["nodeName"] == "a100-sxm-node-01"
+    assert real["status"]["extendedResourceClaimStatus"]["requestMappings"] == [
+        {"containerName": "main", "resourceName": "nvidia.com/gpu",
+         "requestName": "container-0-request-1"}]  # after cpu, sorted
     assert real_claim["metadata"]["annotations"][ANNOTATION] == "true"
     assert real_claim["metadata"]["name"].startswith("legacy-dra-extended-resources-")
-    assert _shape(sim_claim) == _shape(real_claim)
     assert len(real_claim["status"]["allocation"]["devices"]["results"]) == 3
-    assert mine["status"]["phase"] == "Running"
-    assert wait_for(lambda: api.get(path_for("Pod", "legacy-dra", ns))["status"].get("phase") == "Running",
+    assert sim.get("Pod", "legacy-dra", namespace)["status"]["phase"] == "Running"
+    assert wait_for(lambda: api.get(path_for("Pod", "legacy-dra", namespace))["status"].get("phase") == "Running",
                     timeout=60, what="legacy-dra Running")
     # the simulated nvidia-smi in such a pod lists the GPUs allocated to its claim
-    smi = legacy_pod("smi", ns, {"nvidia.com/gpu": "2"}, A100)
+    smi = legacy_pod("smi", namespace, {"nvidia.com/gpu": "2"}, A100)
     smi["spec"]["containers"][0]["command"] = ["nvidia-smi", "-L"]
     sim.apply([smi])
     sim.sleep(5)
-    assert [line.split(":")[0] for line in sim.lifecycle.container_log((ns, "smi"), "main")] == ["GPU 0", "GPU 1"]
+    log = sim.lifecycle.container_log((namespace, "smi"), "main")
+    assert [line.split(":")[0] for line in log] == ["GPU 0", "GPU 1"]
 
 
-def test_containers_and_an_init_container_get_their_requests(gated, ns):
+def test_containers_and_an_init_container_get_their_requests(control_plane, namespace):
     """One request per container (1.34), or the init container reusing the devices of the one after it (1.35 on)."""
-    api = gated.api()
-    pod = legacy_pod("multi", ns, {"nvidia.com/gpu": "2"}, A100)
+    pod = legacy_pod("multi", namespace, {"nvidia.com/gpu": "2"}, A100)
     spec = pod["spec"]
     spec["initContainers"] = [{"name": "init", "image": "ubuntu:24.04", "command": ["true"],
                                "resources": {"limits": {"nvidia.com/gpu": "1"}}}]
     spec["containers"].append({"name": "side", "image": "ubuntu:24.04", "command": ["sleep", "infinity"],
                                "resources": {"requests": {"memory": "1Gi", "nvidia.com/gpu": "1"},
                                              "limits": {"memory": "1Gi", "nvidia.com/gpu": "1"}}})
-    api.create(pod)
-    real = wait_for(lambda: (p := api.get(path_for("Pod", "multi", ns)))["status"].get("extendedResourceClaimStatus")
-                    and p["spec"].get("nodeName") and p, timeout=60, what="multi bound with its claim")
-    sim = simulated(gated, ns, pod)
-    mine = sim.get("Pod", "multi", ns)
-    assert mine["spec"]["nodeName"] == real["spec"]["nodeName"]
-    real_status, sim_status = real["status"]["extendedResourceClaimStatus"], mine["status"]["extendedResourceClaimStatus"]
-    assert sim_status["requestMappings"] == real_status["requestMappings"]
-    real_claim = api.get(path_for("ResourceClaim", real_status["resourceClaimName"], ns))
-    assert _shape(sim.get("ResourceClaim", sim_status["resourceClaimName"], ns)) == _shape(real_claim)
+    _bound_alike(control_plane, namespace, pod)
 
 
-def test_devices_short_on_every_node(gated, ns):
-    api = gated.api()
-    pod = legacy_pod("too-many", ns, {"nvidia.com/gpu": "9"})
-    api.create(pod)
-    real = wait_for(lambda: _failed(api, ns, "too-many"), timeout=60, what="too-many FailedScheduling")
-    assert real.startswith("0/4 nodes are available: 4 cannot allocate all claims.")
-    assert _sim_message(simulated(gated, ns, pod), ns, "too-many") == real
-    assert not [c for c in api.get(path_for("ResourceClaim", namespace=ns))["items"]]
+def _unschedulable_alike(control_plane, namespace: str, name: str, limits: dict[str, str]) -> str:
+    """Create a legacy pod no node takes; the scheduler's FailedScheduling message, which the simulated cluster
+    must give word for word."""
+    pod = legacy_pod(name, namespace, limits)
+    control_plane.api().create(pod)
+    real = wait_for(lambda: _failed(control_plane.api(), namespace, name), timeout=60, what=f"{name} FailedScheduling")
+    assert _sim_message(simulated(control_plane, namespace, pod), namespace, name) == real
+    return real
 
 
-def test_a_resource_no_class_maps_is_insufficient(gated, ns):
-    api = gated.api()
-    pod = legacy_pod("fpga", ns, {"example.com/fpga": "1"})
-    api.create(pod)
-    real = wait_for(lambda: _failed(api, ns, "fpga"), timeout=60, what="fpga FailedScheduling")
-    assert real.startswith("0/4 nodes are available: 4 Insufficient example.com/fpga.")
-    assert _sim_message(simulated(gated, ns, pod), ns, "fpga") == real
+def test_devices_short_on_every_node(control_plane, namespace):
+    message = _unschedulable_alike(control_plane, namespace, "too-many", {"nvidia.com/gpu": "9"})
+    assert message.startswith("0/4 nodes are available: 4 cannot allocate all claims.")
+    assert not [c for c in control_plane.api().get(path_for("ResourceClaim", namespace=namespace))["items"]]
 
 
-def test_a_class_by_its_implicit_name(gated, ns):
+def test_a_resource_no_class_maps_is_insufficient(control_plane, namespace):
+    message = _unschedulable_alike(control_plane, namespace, "fpga", {"example.com/fpga": "1"})
+    assert message.startswith("0/4 nodes are available: 4 Insufficient example.com/fpga.")
+
+
+def test_a_class_by_its_implicit_name(control_plane, namespace):
     """``deviceclass.resource.kubernetes.io/gpu.nvidia.com``: from 1.35 on the scheduler serves it through DRA; at
     1.34 NodeResourcesFit leaves it to DynamicResources (a class maps it) and DynamicResources does not take it (not
     an extended resource name there), so the pod is bound with no claim at all."""
-    api = gated.api()
-    pod = legacy_pod("implicit", ns, {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": "1"}, A100)
+    api = control_plane.api()
+    pod = legacy_pod("implicit", namespace, {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": "1"}, A100)
     del pod["spec"]["containers"][0]["resources"]["limits"]["cpu"]
     api.create(pod)
-    real = wait_for(lambda: (p := api.get(path_for("Pod", "implicit", ns)))["spec"].get("nodeName") and p,
+    real = wait_for(lambda: (p := api.get(path_for("Pod", "implicit", namespace)))["spec"].get("nodeName") and p,
                     timeout=60, what="implicit bound")
-    sim = simulated(gated, ns, pod)
-    mine = sim.get("Pod", "implicit", ns)
+    sim = simulated(control_plane, namespace, pod)
+    mine = sim.get("Pod", "implicit", namespace)
     assert mine["spec"]["nodeName"] == real["spec"]["nodeName"]
-    real_status = wait_for(lambda: api.get(path_for("Pod", "implicit", ns))["status"].get("extendedResourceClaimStatus")
+    real_status = wait_for(lambda: api.get(path_for("Pod", "implicit", namespace))["status"]
+                           .get("extendedResourceClaimStatus")
                            or "none", timeout=10, what="implicit's status")
     sim_status = mine["status"].get("extendedResourceClaimStatus") or "none"
     assert (sim_status == "none") == (real_status == "none") == (versions.rules(target_k8s_version()).number <= 34)
     if real_status != "none":
         assert sim_status["requestMappings"] == real_status["requestMappings"]
-        real_claim = api.get(path_for("ResourceClaim", real_status["resourceClaimName"], ns))
-        assert _shape(sim.get("ResourceClaim", sim_status["resourceClaimName"], ns)) == _shape(real_claim)
+        real_claim = api.get(path_for("ResourceClaim", real_status["resourceClaimName"], namespace))
+        assert _shape(sim.get("ResourceClaim", sim_status["resourceClaimName"], namespace)) == _shape(real_claim)

@@ -15,6 +15,7 @@ from drawb.cluster.sim.cluster import SimCluster
 from drawb.testing.api import path_for
 from drawb.testing.build import target_k8s_version
 from drawb.testing.waiting import wait_for
+from tests.live.planes import plane_with_gate
 
 pytestmark = pytest.mark.live
 
@@ -63,27 +64,18 @@ def _condition(pod: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def gate_off(control_plane, start_control_plane):
-    if not control_plane.feature_enabled(GATE):
-        yield control_plane
-        return
-    if versions.rules(target_k8s_version()).gates[GATE].locked:
+def control_plane(control_plane, start_control_plane):
+    """The session's control plane if the gate is off there, else one started with it off (conftest's
+    ``namespace`` makes the tests' namespaces there)."""
+    if control_plane.feature_enabled(GATE) and versions.rules(target_k8s_version()).gates[GATE].locked:
         pytest.skip(f"{GATE} is locked on at {target_k8s_version()}: a legacy pod takes the DRA road there "
                     "(test_extended_resource_dra_live.py)")
-    cp = start_control_plane(OFF)
-    yield cp
-    cp.cluster.down()
+    with plane_with_gate(control_plane, start_control_plane, GATE, False) as cp:
+        yield cp
 
 
-@pytest.fixture
-def namespace(gate_off, request):
-    name = gate_off.create_namespace(request.node.name)
-    yield name
-    gate_off.api().delete(path_for("Namespace", name))
-
-
-def test_no_node_offers_the_resource(gate_off, namespace):
-    api = gate_off.api()
+def test_no_node_offers_the_resource(control_plane, namespace):
+    api = control_plane.api()
     nodes = api.get(path_for("Node"))["items"]
     assert not any("nvidia.com/gpu" in (n.get("status", {}).get("allocatable") or {}) for n in nodes)
     pod = legacy_pod("legacy-gpu", namespace)
@@ -98,8 +90,8 @@ def test_no_node_offers_the_resource(gate_off, namespace):
     assert _condition(simulated)["reason"] == _condition(real)["reason"] == "Unschedulable"
 
 
-def test_every_short_resource_is_counted(gate_off, namespace):
-    api = gate_off.api()
+def test_every_short_resource_is_counted(control_plane, namespace):
+    api = control_plane.api()
     pod = legacy_pod("two-short", namespace, **{"example.com_fpga": "1"})
     api.create(pod)
     real = wait_for(lambda: _unschedulable(api, namespace, "two-short"), timeout=60, what="FailedScheduling")
@@ -108,8 +100,8 @@ def test_every_short_resource_is_counted(gate_off, namespace):
     assert _condition(_simulated([pod], "two-short", namespace))["message"] == message
 
 
-def test_only_the_plugin_node_takes_the_pod(gate_off, namespace):
-    api = gate_off.api()
+def test_only_the_plugin_node_takes_the_pod(control_plane, namespace):
+    api = control_plane.api()
     try:
         api.create(plugin_node(gpus=1))
         first, second = legacy_pod("legacy-a", namespace), legacy_pod("legacy-b", namespace)
