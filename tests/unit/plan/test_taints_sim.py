@@ -129,20 +129,21 @@ def test_a_slice_taint_is_listed_and_evicts_as_a_rule_does():
     assert names(sim) == set()
 
 
+BAD_INPUT = {  # a taint command line -> what its refusal says
+    "taint --effect NoSchedule": "name the devices",
+    f"taint --pool {NODE} --effect PreferNoSchedule": "not a device taint effect",
+    f"taint --device gpu.nvidia.com/{NODE}/gpu-9 --effect NoSchedule": "no published device gpu.nvidia.com/hgx-h200-03/gpu-9",
+    "taint --device gpu-0 --effect NoSchedule": "is not DRIVER/POOL/DEVICE",
+    f"taint --pool {NODE} --effect NoSchedule --key 'not a key'": "--key",
+    f"taint --pool {NODE} --effect NoSchedule --dry-run --apply": "exclude each other",
+}
+
+
 def test_bad_input_is_refused_with_what_to_write(cluster):
     session = Session(_cluster=cluster)
-    with pytest.raises(UsageError, match="name the devices"):
-        run_line(session, "taint --effect NoSchedule")
-    with pytest.raises(UsageError, match="not a device taint effect"):
-        run_line(session, f"taint --pool {NODE} --effect PreferNoSchedule")
-    with pytest.raises(UsageError, match="no published device gpu.nvidia.com/hgx-h200-03/gpu-9"):
-        run_line(session, f"taint --device gpu.nvidia.com/{NODE}/gpu-9 --effect NoSchedule")
-    with pytest.raises(UsageError, match="is not DRIVER/POOL/DEVICE"):
-        run_line(session, "taint --device gpu-0 --effect NoSchedule")
-    with pytest.raises(UsageError, match="--key"):
-        run_line(session, f"taint --pool {NODE} --effect NoSchedule --key 'not a key'")
-    with pytest.raises(UsageError, match="exclude each other"):
-        run_line(session, f"taint --pool {NODE} --effect NoSchedule --dry-run --apply")
+    for line, refusal in BAD_INPUT.items():
+        with pytest.raises(UsageError, match=refusal):
+            run_line(session, line)
 
 
 def test_effect_none_exists_from_135_and_rules_are_served_where_the_minor_serves_them():
