@@ -1,17 +1,15 @@
 """What the allocator reads from a ResourceSlice, extracted once per slice object.
 
-The extraction is keyed by the slice object (held, so its identity stays unique) and checked
-against its ``spec`` and ``spec.devices`` objects, so a slice whose spec or device list is
-replaced is read again. Fields of a device are read where they are used, except what CEL sees
-(see drawb.alloc.selectors)."""
+The extraction is remembered per slice object (``drawb.memo``), stamped with its ``spec`` and
+``spec.devices`` objects, so a slice whose spec or device list is replaced is read again. Fields of a device are read where they are
+used, except what CEL sees (see drawb.alloc.selectors)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-_LIMIT = 200_000
-_cache: dict[int, tuple[Mapping[str, Any], Any, Any, SliceInfo]] = {}
+from drawb.memo import Table
 
 
 class Candidate:
@@ -52,15 +50,11 @@ class SliceInfo:
         self.candidates = [Candidate((self.driver, self.pool, n), d, slice_, i) for i, (n, d) in enumerate(zip(names, devices))]
 
 
+_infos: Table[SliceInfo] = Table("slice fields", 200_000)
+
+
 def info(slice_: Mapping[str, Any]) -> SliceInfo:
-    """The (cached) SliceInfo of a slice object."""
+    """The (remembered) SliceInfo of a slice object."""
     spec = slice_.get("spec")
-    devices = (spec or {}).get("devices")
-    cached = _cache.get(id(slice_))
-    if cached is not None and cached[0] is slice_ and cached[1] is spec and cached[2] is devices:
-        return cached[3]
-    if len(_cache) > _LIMIT:
-        _cache.clear()
-    extracted = SliceInfo(slice_)
-    _cache[id(slice_)] = (slice_, spec, devices, extracted)
-    return extracted
+    stamp = (spec, (spec or {}).get("devices"))
+    return _infos.get(slice_, None, stamp) or _infos.put(slice_, SliceInfo(slice_), None, stamp)

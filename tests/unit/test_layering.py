@@ -32,10 +32,10 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the RBAC manifest", ("drawb.access",)),
     ("pure core", ("drawb.alloc", "drawb.render", "drawb.apirules", "drawb.inventory", "drawb.cel", "drawb.gpu", "drawb.api")),
     # drawb.redact (credentials out of every message: DrawbError uses it), drawb.release (drawb's own
-    # version), drawb.collector (pausing the garbage collector) and drawb.atomicfile (writing a file whole)
-    # import nothing of drawb.
+    # version), drawb.collector (pausing the garbage collector), drawb.atomicfile (writing a file whole) and
+    # drawb.memo (data derived from objects, remembered under one rule) import nothing of drawb.
     ("ground", ("drawb.versions", "drawb.errors", "drawb.redact", "drawb.release", "drawb.collector",
-                "drawb.atomicfile")),
+                "drawb.atomicfile", "drawb.memo")),
 )
 
 # Libraries only some rooms may import: the notebook's widgets, and the official Kubernetes client
