@@ -4,10 +4,10 @@ The scheduler compiles a selector on first use (``cel.Cache.GetOrCompile``) in i
 environment, so a compile error surfaces only when some device is checked against it; a runtime
 error aborts the allocation. Both are reported with the class or claim and the selector's index.
 
-A selector's verdict on a device is pure, so drawb remembers it across calls, keyed by the device
-object (held, so its identity stays unique) and checked against its ``attributes``, ``capacity``
-and ``allowMultipleAllocations``: a device whose attributes or capacity are replaced is evaluated
-again. ``clear_caches`` forgets everything.
+A selector's verdict on a device is pure, so drawb remembers it across calls per device object
+(``drawb.memo``), as it remembers the device's CEL variables, stamped with its ``attributes``,
+``capacity`` and ``allowMultipleAllocations``: a device whose attributes or capacity are replaced is
+evaluated again.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from drawb.cel.env import CEL_GATES
 from drawb.cel.device import from_json
 from drawb.cel.selector import enhance_runtime_error
 from drawb.cel.values import CelError
+from drawb.memo import Table
 
 _CEL_GATES = frozenset(CEL_GATES)
 
@@ -35,24 +36,13 @@ def _compiled(expression: str, version: str, gates: tuple[tuple[str, bool], ...]
         return err
 
 
-_CACHE_LIMIT = 500_000
-_variables: dict[tuple, tuple[Any, tuple, dict[str, Any]]] = {}
-_verdicts: dict[tuple, tuple[Any, tuple, bool | str]] = {}
+_variables: Table[dict[str, Any]] = Table("device CEL variables", 500_000)  # per device, driver and environment
+_verdicts: Table[bool | str] = Table("selector verdicts", 500_000)  # per device, driver, expression, version, gates
 
 
-def _fingerprint(device: Mapping[str, Any]) -> tuple:
-    """What CEL reads from a device (held, compared by identity; the flag by value)."""
+def _stamp(device: Mapping[str, Any]) -> tuple:
+    """What CEL reads from a device."""
     return (device.get("attributes"), device.get("capacity"), device.get("allowMultipleAllocations"))
-
-
-def _same(a: tuple, b: tuple) -> bool:
-    return a[0] is b[0] and a[1] is b[1] and a[2] == b[2]
-
-
-def clear_caches() -> None:
-    """Forget remembered device variables and selector verdicts."""
-    _variables.clear()
-    _verdicts.clear()
 
 
 @lru_cache(maxsize=256)
@@ -70,25 +60,22 @@ class SelectorEvaluator:
         self.gates = tuple((g, v) for g, v in gates if g in _CEL_GATES)
 
     def _device_variables(self, device: Mapping[str, Any], driver: str, compiled: Selector) -> dict[str, Any]:
-        key = (id(device), driver, compiled.spec)
-        fingerprint = _fingerprint(device)
-        cached = _variables.get(key)
-        if cached is None or cached[0] is not device or not _same(cached[1], fingerprint):
-            if len(_variables) > _CACHE_LIMIT:
-                _variables.clear()
-            cached = (device, fingerprint, from_json(device, driver, compiled.spec))
-            _variables[key] = cached
-        return cached[2]
+        part = (driver, compiled.spec)
+        stamp = _stamp(device)
+        variables = _variables.get(device, part, stamp)
+        if variables is None:
+            variables = _variables.put(device, from_json(device, driver, compiled.spec), part, stamp)
+        return variables
 
     def _verdict(self, expression: str, device: Mapping[str, Any], driver: str) -> bool | str | CELCompileError:
         compiled = _compiled(expression, self.version, self.gates)
         if isinstance(compiled, CELCompileError):
             return compiled
-        key = (id(device), driver, expression, self.version, self.gates)
-        fingerprint = _fingerprint(device)
-        cached = _verdicts.get(key)
-        if cached is not None and cached[0] is device and _same(cached[1], fingerprint):
-            return cached[2]
+        part = (driver, expression, self.version, self.gates)
+        stamp = _stamp(device)
+        cached = _verdicts.get(device, part, stamp)
+        if cached is not None:
+            return cached
         verdict: bool | str
         try:
             verdict = compiled.evaluate(self._device_variables(device, driver, compiled))
@@ -96,10 +83,7 @@ class SelectorEvaluator:
             verdict = enhance_runtime_error(err.message, compiled.spec.minor)
         except RecursionError:
             verdict = "max recursion depth exceeded"
-        if len(_verdicts) > _CACHE_LIMIT:
-            _verdicts.clear()
-        _verdicts[key] = (device, fingerprint, verdict)
-        return verdict
+        return _verdicts.put(device, verdict, part, stamp)
 
     def matches(self, selectors: list, device: Mapping[str, Any], device_id: tuple[str, str, str], owner: str) -> bool:
         """Whether every selector matches; ``owner`` is ``class X`` or ``claim Y`` for error messages."""
