@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drawb.alloc import capacity as cap
+from drawb.memo import Table
 
 DeviceID = tuple[str, str, str]
 PoolID = tuple[str, str]
@@ -23,18 +24,16 @@ class AllocatedState:
     capacity: dict[DeviceID, cap.Consumed] = field(default_factory=dict)
 
 
-_LIMIT = 200_000
-_per_claim: dict[tuple[int, bool], tuple[Mapping[str, Any], Any, tuple]] = {}
+_per_claim: Table[tuple] = Table("a claim's devices in use", 200_000)  # per claim and consumable_capacity
 
 
 def _contribution(claim: Mapping[str, Any], consumable_capacity: bool) -> tuple:
-    """(dedicated ids, shared ids, consumed capacity) of one claim, remembered per claim object and
-    its ``status.allocation`` object (a claim whose allocation is replaced is read again)."""
-    key = (id(claim), consumable_capacity)
+    """(dedicated ids, shared ids, consumed capacity) of one claim, remembered per claim object stamped
+    with its ``status.allocation`` object (a claim whose allocation is replaced is read again)."""
     allocation = (claim.get("status") or {}).get("allocation")
-    cached = _per_claim.get(key)
-    if cached is not None and cached[0] is claim and cached[1] is allocation:
-        return cached[2]
+    cached = _per_claim.get(claim, consumable_capacity, allocation)
+    if cached is not None:
+        return cached
     dedicated, shared, consumed_list = [], [], []
     for result in ((allocation or {}).get("devices") or {}).get("results") or []:
         if result.get("adminAccess"):
@@ -46,14 +45,11 @@ def _contribution(claim: Mapping[str, Any], consumable_capacity: bool) -> tuple:
                 consumed_list.append((device_id, {k: cap.q(v) for k, v in result["consumedCapacity"].items()}))
             continue
         dedicated.append(device_id)
-    contribution = (tuple(dedicated), tuple(shared), tuple(consumed_list))
-    if len(_per_claim) > _LIMIT:
-        _per_claim.clear()
-    _per_claim[key] = (claim, allocation, contribution)
-    return contribution
+    return _per_claim.put(claim, (tuple(dedicated), tuple(shared), tuple(consumed_list)), consumable_capacity,
+                          allocation)
 
 
-_states: dict[tuple, tuple[list, list, AllocatedState]] = {}
+_states: Table[AllocatedState] = Table("devices in use", 200_000)  # per list of claims and consumable_capacity
 _INCREMENTAL = 256  # claims: from this many on, a state is made from the last one by the claims that changed
 
 
@@ -101,20 +97,16 @@ def gather_allocated(claims: Iterable[Mapping[str, Any]], consumable_capacity: b
     the same allocation objects; callers must not modify it)."""
     claims = list(claims)
     allocations = [(c.get("status") or {}).get("allocation") for c in claims]
-    key = (consumable_capacity, len(claims), *map(id, claims))
-    cached = _states.get(key)
-    if (cached is not None and all(a is b for a, b in zip(cached[0], claims))
-            and all(a is b for a, b in zip(cached[1], allocations))):  # fmt: skip
-        return cached[2]
+    stamp = tuple(allocations)
+    cached = _states.get_all(claims, consumable_capacity, stamp)
+    if cached is not None:
+        return cached
     state = None
     if len(claims) >= _INCREMENTAL and consumable_capacity in _tallies:
         state = _from_last(claims, allocations, consumable_capacity)
     if state is None:
         state = _count(claims, allocations, consumable_capacity)
-    if len(_states) > 64:
-        _states.clear()
-    _states[key] = (claims, allocations, state)
-    return state
+    return _states.put_all(claims, state, consumable_capacity, stamp)
 
 
 def _count(claims: list, allocations: list, consumable_capacity: bool) -> AllocatedState:
