@@ -6,11 +6,12 @@ allocator gathers counter slices from every node (1.35 incubating and experiment
 1.37). ``for_node`` returns exactly those, in the slices' own order; ``pool`` returns every slice
 of one pool, for the pool gathering's check that a pool seen from the node is complete.
 
-``slice_index(slices)`` remembers the indexes of the slices it saw last, a few cluster-wide ones and
-many of one node's apart, least recently used dropped first (as the scheduler keeps its
-slice informer's cache from pod to pod): the same slice objects with the same ``spec`` and
-``spec.devices`` objects get the same index, and what the pre-check learned on it for one
-allocated state (``free``: free devices, and whether one passes a class's selectors) is kept with it.
+``slice_index(slices)`` remembers the indexes of the slices it saw (``drawb.memo``), a few
+cluster-wide ones and many of one node's apart (as the scheduler keeps its slice informer's cache
+from pod to pod): the same slice objects with the same ``spec`` and ``spec.devices`` objects get
+the same index, and what the pre-check learned on it
+for one allocated state (``free``: free devices, and whether one passes a class's selectors) is
+kept with it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drawb.alloc.slices import Candidate, SliceInfo, info
+from drawb.memo import Table
 
 Obj = Mapping[str, Any]
 
@@ -29,7 +31,6 @@ class SliceIndex:
     def __init__(self, slices: Sequence[Obj]) -> None:
         self.slices = list(slices)
         self.infos: list[SliceInfo] = [info(s) for s in self.slices]
-        self._parts = [(s.get("spec"), (s.get("spec") or {}).get("devices")) for s in self.slices]
         self._local: dict[str, list[int]] = {}
         self._unnamed: list[int] = []
         self._counters: list[int] = []  # slices with a node name and shared counters
@@ -49,11 +50,6 @@ class SliceIndex:
             if extracted.shared_counters:
                 self._counters.append(i)
         self.unnamed = [self.slices[i] for i in self._unnamed]
-
-    def current(self, slices: Sequence[Obj]) -> bool:
-        """Whether ``slices`` (the same objects, in order) still have the spec and devices indexed."""
-        return all(s.get("spec") is spec and (spec or {}).get("devices") is devices
-                   for s, (spec, devices) in zip(slices, self._parts))  # fmt: skip
 
     def local(self, node: Obj | None) -> Sequence[int]:
         """The positions of the slices whose ``nodeName`` is the node's (in order)."""
@@ -113,23 +109,17 @@ class FreeDevices:
 
 
 _SMALL = 64  # slices: a node's own (a preview's per-node allocations) or fewer
-_indexes: dict[bool, dict[tuple, SliceIndex]] = {True: {}, False: {}}  # small or not -> key -> index, in order of use
-_KEPT = {True: 256, False: 4}  # indexes kept per size: one node's are cheap, a cluster's hold all its slices
+# one node's indexes are cheap, a cluster's hold all its slices: kept apart, so many of the first never push
+# out the second
+_indexes: dict[bool, Table[SliceIndex]] = {True: Table("slice indexes of one node", 256), False: Table("slice indexes", 4)}
 
 
 def slice_index(slices: Sequence[Obj]) -> SliceIndex:
     """The (remembered) index of these slices; callers must not modify it."""
-    key = (len(slices), *map(id, slices))
-    small = len(slices) <= _SMALL
-    kept = _indexes[small]
-    cached = kept.pop(key, None)
-    if cached is not None and cached.current(slices):
-        kept[key] = cached  # the most recently used last
-        return cached
-    while len(kept) >= _KEPT[small]:
-        del kept[next(iter(kept))]  # the least recently used
-    index = kept[key] = SliceIndex(slices)
-    return index
+    kept = _indexes[len(slices) <= _SMALL]
+    specs = [s.get("spec") for s in slices]
+    stamp = (*specs, *[(spec or {}).get("devices") for spec in specs])  # read again when either is replaced
+    return kept.get_all(slices, None, stamp) or kept.put_all(slices, SliceIndex(slices), None, stamp)
 
 
 def _name(node: Obj | None) -> str:
