@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import orjson
@@ -30,6 +30,7 @@ from drawb.alloc.claimindex import ClaimIndex, Holders, claim_index, same_object
 from drawb.alloc.state import AllocatedState, changed_since, gather_allocated, tally_of
 from drawb.alloc.versions import flavor as resolve_flavor
 from drawb.alloc.relevance import keeps
+from drawb.memo import Table
 
 Obj = Mapping[str, Any]
 PoolID = tuple[str, str]
@@ -399,17 +400,20 @@ def pool_of(rs: Obj) -> PoolID:
     return spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
 
 
-_canonical_cache: dict[tuple[int, frozenset[str] | None], tuple[Obj, bytes]] = {}
-_CACHE_LIMIT = 200_000
-_kept_names: dict[tuple[frozenset[str] | None, str, tuple[str, ...]], tuple[str, ...]] = {}  # a device's relevant attributes
+_canonical: Table[bytes] = Table("slice contents without names", 200_000)  # per slice and relevant attributes
+
+
+@lru_cache(maxsize=65_536)
+def _kept_names(relevant: frozenset[str] | None, driver: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The attribute names of a device that a selector may read."""
+    return tuple(k for k in names if keeps(relevant, driver, k))
 
 
 def canonical_slice(rs: Obj, relevant: frozenset[str] | None) -> bytes:
-    """A slice's content without its names and the attributes no selector reads (cached per object)."""
-    key = (id(rs), relevant)
-    cached = _canonical_cache.get(key)
-    if cached is not None and cached[0] is rs:
-        return cached[1]
+    """A slice's content without its names and the attributes no selector reads (remembered per object)."""
+    cached = _canonical.get(rs, relevant)
+    if cached is not None:
+        return cached
     spec = dict(rs.get("spec") or {})
     driver = spec.get("driver", "")
     spec.pop("nodeName", None)
@@ -420,19 +424,11 @@ def canonical_slice(rs: Obj, relevant: frozenset[str] | None) -> bytes:
     for d in spec.get("devices") or []:
         attributes = d.get("attributes") or {}
         names = tuple(attributes)
-        kept = _kept_names.get((relevant, driver, names))
-        if kept is None:
-            if len(_kept_names) > _CACHE_LIMIT:
-                _kept_names.clear()
-            kept = _kept_names[(relevant, driver, names)] = tuple(k for k in names if keeps(relevant, driver, k))
+        kept = _kept_names(relevant, driver, names)
         devices.append(d if kept == names and d.get("attributes") else
                        {**d, "attributes": {k: attributes[k] for k in kept}})
     spec["devices"] = devices
-    text = orjson.dumps(spec, option=orjson.OPT_SORT_KEYS)
-    if len(_canonical_cache) > _CACHE_LIMIT:
-        _canonical_cache.clear()
-    _canonical_cache[key] = (rs, text)
-    return text
+    return _canonical.put(rs, orjson.dumps(spec, option=orjson.OPT_SORT_KEYS), relevant)
 
 
 def rename(allocations: list[dict], source: NodeView, target: NodeView) -> list[dict]:
