@@ -21,6 +21,7 @@ from drawb.alloc.extended import extended_claim
 from drawb.alloc.verdicts import verdicts
 from drawb.alloc.view import NodeView, PlanState, pool_of, rename, results
 from drawb.api.resourcefit import ResourceFit, counted_reasons
+from drawb.memo import Table
 from drawb.plan.workload import Workload
 
 
@@ -130,24 +131,23 @@ def describe(device: Mapping[str, Any] | None, driver: str) -> dict[str, Any]:
 
 
 _NO_DEVICE = describe(None, "")
-_described: dict[int, tuple[Mapping[str, Any], dict[str, Mapping[str, Any]], dict[str, dict[str, Any]]]] = {}
-
-
-_about_by_view: dict[int, tuple[NodeView, dict[tuple[str, str, str], dict[str, Any]]]] = {}
+# per slice: its devices by name (the first of each name) and the descriptions made of them
+_described: Table[tuple[dict[str, Mapping[str, Any]], dict[str, dict[str, Any]]]] = Table("devices described", 200_000)
+# per view: the descriptions of its devices by (driver, pool, name); about three clusters' views (they hold
+# their slices and claims)
+_about_by_view: Table[dict[tuple[str, str, str], dict[str, Any]]] = Table("devices described per node", 30_000)
 
 
 def _about(view: NodeView, driver: str, pool: str, name: str) -> dict[str, Any]:
     """``describe`` of a device of the view's slices (the first of that name in slice order),
     remembered per view (a view is kept while its node, slices and claims are the same objects)."""
-    cached = _about_by_view.get(id(view))
-    if cached is None or cached[0] is not view:
-        if len(_about_by_view) > 30_000:  # about three clusters' views: they hold their slices and claims
-            _about_by_view.clear()
-        cached = _about_by_view[id(view)] = (view, {})
+    about_view = _about_by_view.get(view)
+    if about_view is None:
+        about_view = _about_by_view.put(view, {})
     key = (driver, pool, name)
-    about = cached[1].get(key)
+    about = about_view.get(key)
     if about is None:
-        about = cached[1][key] = _about_in_slices(view, driver, pool, name)
+        about = about_view[key] = _about_in_slices(view, driver, pool, name)
     return about
 
 
@@ -157,20 +157,18 @@ def _about_in_slices(view: NodeView, driver: str, pool: str, name: str) -> dict[
     for rs in view.slices:
         if pool_of(rs) != (driver, pool):
             continue
-        cached = _described.get(id(rs))
-        if cached is None or cached[0] is not rs:
-            if len(_described) > 200_000:
-                _described.clear()
+        cached = _described.get(rs)
+        if cached is None:
             by_name: dict[str, Mapping[str, Any]] = {}
             for device in (rs.get("spec") or {}).get("devices") or []:
                 by_name.setdefault(device.get("name", ""), device)
-            cached = _described[id(rs)] = (rs, by_name, {})
-        about = cached[2].get(name)
+            cached = _described.put(rs, (by_name, {}))
+        about = cached[1].get(name)
         if about is not None:
             return about
-        device = cached[1].get(name)
+        device = cached[0].get(name)
         if device is not None:
-            about = cached[2][name] = describe(device, driver)
+            about = cached[1][name] = describe(device, driver)
             return about
     return _NO_DEVICE
 
