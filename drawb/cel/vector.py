@@ -37,6 +37,7 @@ from drawb.cel.operators import (
 from drawb.cel.device import attribute_value, from_row
 from drawb.cel.selector import Selector, enhance_runtime_error, result_to_bool
 from drawb.errors import PROG, DrawbError
+from drawb.memo import Table
 from drawb.cel.values import OPTIONAL_NONE, CelError, Optional, QuantityValue, quantity_of
 from drawb.inventory.schema import (
     ALLOW_MULTIPLE,
@@ -142,12 +143,10 @@ class IncompleteFrame(DrawbError, ValueError):
 
 
 class FrameColumns:
-    """Factorized columns of one frame, cached while the frame lives."""
+    """Factorized columns of one frame, remembered for a few frames (``drawb.memo``; frames are treated
+    as immutable, as drawb's inventory frames are: a change makes a new frame)."""
 
-    # A few recent frames (held, so their ids stay unique); frames are treated as immutable, as
-    # drawb's inventory frames are (a change makes a new frame).
-    _cache: dict[int, FrameColumns] = {}
-    _CACHE_SIZE = 4
+    _kept: Table[FrameColumns] = Table("factorized frame columns", 4)
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self.frame = frame
@@ -170,14 +169,10 @@ class FrameColumns:
 
     @classmethod
     def of(cls, frame: pd.DataFrame) -> FrameColumns:
-        """The (cached) columns of `frame`."""
-        key = id(frame)
-        cached = cls._cache.pop(key, None)
-        if cached is None or cached.frame is not frame or cached.n != len(frame):
-            cached = cls(frame)
-        cls._cache[key] = cached  # most recent last
-        while len(cls._cache) > cls._CACHE_SIZE:
-            cls._cache.pop(next(iter(cls._cache)))
+        """The (remembered) columns of `frame` (made again when rows were added or dropped in place)."""
+        cached = cls._kept.get(frame)
+        if cached is None or cached.n != len(frame):
+            cached = cls._kept.put(frame, cls(frame))
         return cached
 
     def coded(self, column: str) -> tuple[np.ndarray, list]:
