@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from drawb.api.quantity import Quantity, QuantityError
@@ -102,20 +103,17 @@ def declared_size(path: list[str] | None) -> int | None:
 
 # --- values -----------------------------------------------------------------------------------
 
-_VERSIONS: dict[str, SemverValue | CelError] = {}
+@lru_cache(maxsize=65_536)
+def _parsed_version(text: str) -> SemverValue | CelError:
+    try:
+        return SemverValue(Semver.parse(text))
+    except SemverError as err:
+        return CelError(f"parse semantic version: {err}")
 
 
 def parse_version(text: str) -> SemverValue:
     """A `version` attribute value, parsed strictly (memoized: inventories repeat few versions)."""
-    parsed = _VERSIONS.get(text)
-    if parsed is None:
-        try:
-            parsed = SemverValue(Semver.parse(text))
-        except SemverError as err:
-            parsed = CelError(f"parse semantic version: {err}")
-        if len(_VERSIONS) > 65536:
-            _VERSIONS.clear()
-        _VERSIONS[text] = parsed
+    parsed = _parsed_version(text)
     if isinstance(parsed, CelError):
         raise CelError(parsed.message)
     return parsed

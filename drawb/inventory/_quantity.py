@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 from drawb.api.quantity import Quantity, QuantityError
 
-_CACHE_LIMIT = 65_536
 
-_cache: dict[str, int | Fraction | None] = {}
-
-
+@lru_cache(maxsize=65_536)
 def quantity_value(text: str) -> int | Fraction | None:
     """The exact value of a quantity string in base units, or None when it is not a quantity."""
     try:
-        return _cache[text]
-    except KeyError:
-        pass
-    try:
-        value: int | Fraction | None = Quantity.parse(text).value
+        return Quantity.parse(text).value
     except QuantityError:
-        value = None
-    if len(_cache) >= _CACHE_LIMIT:
-        _cache.clear()
-    _cache[text] = value
-    return value
+        return None
 
 
 def whole_count(value: object) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import re2
@@ -20,7 +21,6 @@ def _find_cost(c, overload, target, args):
     return string_cost.mul(c.size_of(args[0]).factor(REGEX_LENGTH)), Est(0, size.hi)
 
 
-_RE_CACHE: dict[str, Any] = {}
 _RE_OPTIONS = re2.Options()
 _RE_OPTIONS.log_errors = False
 
@@ -53,34 +53,20 @@ def _go_regexp_error(err: Exception) -> str:
     return f"error parsing regexp: {_GO_REGEXP_ERRORS.get(code, code)}: `{arg}`"
 
 
+@lru_cache(maxsize=4096)
 def compile_re(pattern: str) -> Any:
     """An RE2 pattern, compiled once; CelError with Go's regexp wording if it does not parse."""
-    compiled = _RE_CACHE.get(pattern)
-    if compiled is None:
-        try:
-            compiled = re2.compile(pattern, _RE_OPTIONS)
-        except re2.error as err:
-            raise CelError(_go_regexp_error(err)) from None
-        if len(_RE_CACHE) > 4096:
-            _RE_CACHE.clear()
-        _RE_CACHE[pattern] = compiled
-    return compiled
+    try:
+        return re2.compile(pattern, _RE_OPTIONS)
+    except re2.error as err:
+        raise CelError(_go_regexp_error(err)) from None
 
 
-_SEARCH_CACHE: dict[tuple[str, str], Any] = {}
-
-
+@lru_cache(maxsize=65_536)
 def search(pattern: str, text: str) -> str | None:
     """The first match of an RE2 pattern in text (memoized: selectors repeat the same searches)."""
-    key = (pattern, text)
-    if key in _SEARCH_CACHE:
-        return _SEARCH_CACHE[key]
     m = compile_re(pattern).search(text)
-    found = m.group(0) if m else None
-    if len(_SEARCH_CACHE) > 65536:
-        _SEARCH_CACHE.clear()
-    _SEARCH_CACHE[key] = found
-    return found
+    return m.group(0) if m else None
 
 
 # --- Kubernetes regex -----------------------------------------------------------------------
