@@ -5,8 +5,9 @@ first, in groups that each live in a namespace of their own.
   ``render single-gpu --apply`` and its siblings), and the default scenario's demo workloads as manifests
   (``drawb.cluster.sim.workloads`` without the status the scenario stores them with);
 * the public corpus's workloads (tests/data/public-corpus): its Pods, ResourceClaims, ResourceClaimTemplates
-  and DeviceClasses, the legacy ``nvidia.com/gpu`` pods among them;
-* generated workload controllers.
+  Deployments, Jobs and DeviceClasses, the legacy ``nvidia.com/gpu`` pods among them;
+* generated workloads for the controllers: a Deployment of three replicas and a Job of two completions, one at
+  a time, each with a claim template (the bundled templates with those values).
 
 Each corpus file's documents move to a namespace of their own (``v1-gpu-test1`` for the namespace
 ``gpu-test1`` of the folder ``.../quickstart/v1``): the corpus reuses names
@@ -28,8 +29,8 @@ from drawb.cluster.sim.workloads import demo_workloads
 from drawb.render import list_templates, render
 from tests.contract.public_corpus import Document, load_documents
 
-WORKLOAD_KINDS = ("Pod", "ResourceClaim", "ResourceClaimTemplate")
-SEED_SKIPPED = {"deployment", "job"}  # workload controllers: generated() covers them
+WORKLOAD_KINDS = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "Deployment", "Job")
+GENERATED = {"deployment": {"replicas": 3}, "job": {"completions": 2, "parallelism": 1}}
 
 
 @dataclass
@@ -56,8 +57,6 @@ def seed(kubernetes_version: str) -> list[Group]:
     """The bundled templates that make pods, rendered with their defaults, and the demo workloads."""
     groups = []
     for info in list_templates():
-        if info.name in SEED_SKIPPED:
-            continue
         namespace = f"seed-{info.name}"
         rendered = render(info.name, {}, namespace=namespace, kubernetes_version=kubernetes_version)
         labels = {"resource.kubernetes.io/admin-access": "true"} if info.name == "admin-access" else {}
@@ -128,3 +127,11 @@ def corpus(kubernetes_version: str) -> list[Group]:
     if classes:
         groups.insert(0, Group("", "the corpus's DeviceClasses", copy.deepcopy(classes)))
     return groups
+
+
+def generated(kubernetes_version: str) -> list[Group]:
+    """A Deployment of three replicas and a Job of two completions (one pod at a time), each with its template."""
+    return [Group(f"generated-{name}", f"template {name} with {values}",
+                  copy.deepcopy(render(name, values, namespace=f"generated-{name}",
+                                       kubernetes_version=kubernetes_version).documents))
+            for name, values in GENERATED.items()]
