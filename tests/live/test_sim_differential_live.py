@@ -19,7 +19,8 @@ again with its pods pinned to the real scheduler's nodes, and that run is compar
 one the simulated cluster finds no room on).
 
 Normalization, for names that are random on the real cluster: a claim made from a template is known by its pod
-and its name in the pod (``ns/pod/gpu``), and a message that names such a claim names that key instead; a
+and its name in the pod (``ns/pod/gpu``), and a message that names such a claim names that key instead; the device a
+selector's CEL runtime error names (1.37) is left out, as it depends on where other pods went; a
 controller's pods are known together by their workload (``ns/Deployment:NAME``, ``ns/Job:NAME``), compared as a
 multiset, whether bound rather than where. Nothing else in the messages is normalized.
 """
@@ -27,6 +28,7 @@ multiset, whether bound rather than where. Nothing else in the messages is norma
 from __future__ import annotations
 
 import copy
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -104,6 +106,11 @@ class Run:
         return now
 
 
+# From 1.37 a selector's CEL runtime error names the first device it failed on: which one that is depends on the
+# devices other pods hold, and those the real scheduler placed at random among the nodes that fit.
+CEL_ERROR_DEVICE = re.compile(r"(selector #\d+ on device )[^:\s]+:")
+
+
 def _made_by(meta: dict) -> str | None:
     """The workload that made a pod (``Deployment:NAME``, ``Job:NAME``), None for a pod applied as it is."""
     owner = next((o for o in meta.get("ownerReferences") or () if o.get("controller")), None)
@@ -154,8 +161,10 @@ def observe(pods: list[dict], claims: list[dict], namespaces: set[str]) -> Side:
         claims_seen[key].append(("allocation" in status, len(results), tuple(reserved)))
     pods_seen: dict[str, list[tuple]] = defaultdict(list)
     for key, phase, node, message in rows:
-        for name, claim_key in claim_names.items():  # a template's claim's random name, as its key
-            message = message.replace(name, f"<{claim_key}>") if message else message
+        if message:
+            for name, claim_key in claim_names.items():  # a template's claim's random name, as its key
+                message = message.replace(name, f"<{claim_key}>")
+            message = CEL_ERROR_DEVICE.sub(r"\1<a device>:", message)
         pods_seen[key].append((phase, node, message))
     return Side(_multiset(pods_seen), _multiset(claims_seen))
 
