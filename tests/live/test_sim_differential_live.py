@@ -1,9 +1,10 @@
 """The simulated-cluster differential: the same manifests (tests/live/differential_manifests.py: the seed's
-templates and demo workloads, the public corpus's workloads, a generated Deployment and Job) applied to the simulated cluster and to the real
-control plane (kwok nodes carrying the default scenario's nodes, the fake driver's slices and classes) end the
-same way: the same pod phases, the same node where only one node fits, the same claim states (allocated or not,
-device count, the pods in ``reservedFor``) and the same FailedScheduling message (the pod's ``PodScheduled``
-condition, which carries the scheduler's last FailedScheduling text).
+templates and demo workloads, the public corpus's workloads, a generated Deployment and Job) applied to the
+simulated cluster and to the real control plane (kwok nodes carrying the default scenario's nodes, the fake
+driver's slices and classes) end the same way: the same pod phases, the same node where only one node fits,
+the same claim states (allocated or not, device count, the pods in ``reservedFor``) and the same
+FailedScheduling message (the pod's ``PodScheduled`` condition, which carries the scheduler's last
+FailedScheduling text).
 
 Configurations: the live tier's version with its default gates, and at a minor where DRAExtendedResource is
 off by default, again with it on. CI runs the module at 1.34 (both) and, marked every_version, at the newest
@@ -59,10 +60,6 @@ if not RULES.defaults().get("DRAExtendedResource"):
 # Disagreements left to the work that owns them, each a namespace or "namespace/name" -> why: those manifests
 # are left out of the comparison (always, or where the control plane has DRAExtendedResource on).
 KNOWN: dict[str, str] = {
-    "extended-resource-request/pod0":
-        "limits deviceclass.resource.kubernetes.io/gpu.example.com: kube-scheduler's NodeResourcesFit counts a "
-        "kubernetes.io-prefixed name as a scalar resource (Insufficient ... on every node while the gate is off, "
-        "a claim for the class's devices while it is on); the simulated cluster ignores the limit and binds the pod",
     "tests-default/nvidia-plugin-test": "the pod template names a ServiceAccount that does not exist: the real "
         "ReplicaSet controller's pods are refused by the ServiceAccount admission plugin (none exists); the "
         "simulated controller makes them",
