@@ -4,8 +4,8 @@ claims holding each device (with their admin access), in the claims' order.
 ``preview``, ``capacity`` and the simulated scheduler read it per pool (``PlanState``), ``why`` per
 device (``Holders``: who holds it). The last index made is remembered: asked again for the same claims (the same
 objects in the same order) it is returned as it is; for other claims it is made from the last one,
-indexing again only the claims added or removed (objects of a cluster are replaced whole, never
-changed in place, as an informer's store holds them), and it knows which pools changed. An index
+indexing again only the claims added or removed (objects of a cluster are replaced whole: an informer's
+store replaces them, the simulated store's raise on a change), and it knows which pools changed. An index
 is read-only.
 """
 
@@ -24,7 +24,7 @@ DeviceID = tuple[str, str, str]
 
 def same_objects(a: Sequence[Obj], b: Sequence[Obj]) -> bool:
     """Whether two lists hold the same objects in the same order (objects of a cluster are replaced
-    whole, never changed in place, as an informer's store holds them)."""
+    whole: see the module)."""
     return len(a) == len(b) and all(map(operator.is_, a, b))  # map over a builtin: 5x a generator's speed
 
 

@@ -284,8 +284,7 @@ class _Layout:
 
     def same(self, nodes: Sequence[Obj], slices: Sequence[Obj]) -> bool:
         """Whether ``nodes`` and ``slices`` are the objects this layout was made of, in order (objects of a
-        cluster are replaced whole, never changed in place, as an informer's store holds them): the same
-        tuples at once, other sequences object by object."""
+        cluster are replaced whole: ``claimindex``): the same tuples at once, other sequences object by object."""
         if type(nodes) is tuple and type(slices) is tuple and nodes is self.sources[0] and slices is self.sources[1]:
             return True
         return same_objects(nodes, self.given_nodes) and same_objects(slices, self.given_slices)

@@ -167,23 +167,6 @@ def full_gpu_device(gpu: GpuFacts, release: DriverRelease = RELEASES[DEFAULT_REL
     return device
 
 
-def stamped(template: dict, **strings: str) -> dict:
-    """A device entry like ``template`` with some string attributes set (``uuid``, ``parentUUID``;
-    each present in the template, so the attributes' sorted order stays): many GPUs of one model
-    differ only there. The entry and its two maps are new; the values in them (``{"string": ...}``,
-    ``{"value": ...}``) are shared with the template, which nothing changes."""
-    attributes = dict(template["attributes"])
-    for name, value in strings.items():
-        if name not in attributes:
-            raise ValueError(f"stamped: the template has no attribute {name!r}")
-        attributes[name] = {"string": value}
-    device = dict(template)
-    device["attributes"] = attributes
-    if "capacity" in template:
-        device["capacity"] = dict(template["capacity"])
-    return device
-
-
 def mig_device_name(minor: int, profile: str, gi_profile_id: int, start: int) -> str:
     """``gpu-0-mig-1g18gb-19-3``: parent minor, profile without dots, GI profile ID, placement start.
 

@@ -196,7 +196,7 @@ class DeviceColumns:
         plain = _PLAIN_DEVICE_KEYS
         header.start = len(names)
         for i, dev in enumerate(devices):
-            usual = type(dev) is dict and dev.keys() <= plain
+            usual = isinstance(dev, dict) and dev.keys() <= plain
             if not usual:
                 dev = self._unusual_device(where, i, dev)
                 if dev is None:
@@ -214,13 +214,13 @@ class DeviceColumns:
 
             attrs = dev.get("attributes")
             if attrs:
-                if type(attrs) is not dict:
+                if not isinstance(attrs, dict):
                     self.problems.append(f"{where}[{i}].attributes: not a map but {type(attrs).__name__}; "
                                          "attributes left out")
                 else:
                     for key, wrapped in attrs.items():
                         col = acols.get(key)
-                        if col is not None and type(wrapped) is dict and len(wrapped) == 1:
+                        if col is not None and isinstance(wrapped, dict) and len(wrapped) == 1:
                             value = wrapped.get(col[0])
                             if type(value) is col[2]:
                                 col[1][row] = value
@@ -234,13 +234,13 @@ class DeviceColumns:
                         self._attribute(acols, header.driver, where, i, row, key, kind, value)
             caps = dev.get("capacity")
             if caps:
-                if type(caps) is not dict:
+                if not isinstance(caps, dict):
                     self.problems.append(f"{where}[{i}].capacity: not a map but {type(caps).__name__}; "
                                          "capacity left out")
                 else:
                     for key, cap in caps.items():
                         col = ccols.get(key)
-                        if col is not None and type(cap) is dict and len(cap) == 1:
+                        if col is not None and isinstance(cap, dict) and len(cap) == 1:
                             text = cap.get("value")
                             if type(text) is str:
                                 col[row] = text
@@ -251,13 +251,13 @@ class DeviceColumns:
 
     def _unusual_device(self, where: str, i: int, dev: Any) -> dict | None:
         """A device with fields beyond name/attributes/capacity: unwrap v1beta1 ``basic``; None if unusable."""
-        if type(dev) is not dict:
+        if not isinstance(dev, dict):
             self.problems.append(f"{where}[{i}]: not an object but {type(dev).__name__}; device left out")
             return None
         basic = dev.get("basic")
         if basic is None:
             return dev
-        if type(basic) is not dict:
+        if not isinstance(basic, dict):
             self.problems.append(f"{where}[{i}].basic: not an object; device left out")
             return None
         return {**basic, "name": dev.get("name")}
@@ -305,7 +305,7 @@ class DeviceColumns:
 
     def _capacity(self, ccols: dict, driver: str, where: str, i: int, row: int, key: str, cap: Any) -> None:
         """Validate and store one capacity that the fast branch did not take (new column, policy, odd form)."""
-        if type(cap) is dict:
+        if isinstance(cap, dict):
             text = cap.get("value")
             policy = cap.get("requestPolicy")
             if policy is not None:
@@ -403,7 +403,7 @@ def _check_unusual(where: str, i: int, key: str, kind: Any, value: Any, problems
     path = f"{where}[{i}].attributes.{key}.{kind}"
     item_type = _LIST_ITEM_PYTYPES.get(kind)
     if item_type is not None:
-        if type(value) is not list:
+        if not isinstance(value, list):
             problems.append(f"{path}: {describe(value)} is not a list; attribute left out")
             return None
         for j, item in enumerate(value):

@@ -38,6 +38,7 @@ from drawb.cluster.sim.publish import (
     gpu_slice,
     mig_device,
 )
+from drawb.cluster.sim.tree import copy_tree
 
 SCENARIO_LABEL = "drawb.dev/alloc-scenario"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "drawb"}
@@ -225,7 +226,7 @@ class _Generator:
             self.note("partitionable devices")
             gpu_slices = self._partitionable_slices(gpu_node)
         else:
-            gpu_slices = [gpu_slice(self.name, gpu_node)]
+            gpu_slices = [copy_tree(gpu_slice(self.name, gpu_node))]  # its devices are read-only: tainted below
             self.devices[name] = [
                 _Device(name, name, d, d["attributes"]["type"]["string"]) for d in gpu_slices[0]["spec"]["devices"]
             ]
@@ -256,7 +257,7 @@ class _Generator:
             counter_set = f"gpu-{gpu.minor}-counter-set"
             for counter, total in totals.items():
                 capacity[f"{counter_set}/{counter}"] = total
-            full = full_gpu_device(self.name, node, gpu)
+            full = copy_tree(full_gpu_device(self.name, node, gpu))  # read-only as published: changed below
             full["capacity"]["memory"] = {"value": binary_si(biggest.memory_mib)}
             del full["attributes"]["uuid"]
             full["consumesCounters"] = [{"counterSet": counter_set, "counters": _counters(totals)}]
@@ -264,7 +265,7 @@ class _Generator:
             for size, start in _PLACEMENTS:
                 profile = _profile(model.mig_profiles, size)
                 self.profiles.append(profile.name)
-                dev = mig_device(self.name, node, gpu, MigInstance(profile.name, start))
+                dev = copy_tree(mig_device(self.name, node, gpu, MigInstance(profile.name, start)))
                 del dev["attributes"]["uuid"]
                 dev["capacity"] = {k: v for k, v in dev["capacity"].items() if not k.startswith("memorySlice")}
                 used = {"multiprocessors": profile.multiprocessors, "memory": profile.memory_mib,

@@ -34,6 +34,7 @@ from drawb.cluster.sim.namespaces import (
     set_namespace_defaults,
 )
 from drawb.cluster.sim.taintevict import stamp_time_added
+from drawb.cluster.sim.tree import StoredDict, closed_after_loading, copy_tree, freeze, opened_for_loading
 from drawb.cluster.sim.validate import check_name, check_rules, check_schema
 from drawb.cluster.sim.watch import SimWatch
 from drawb.cluster.sim.workloads import demo_workloads
@@ -42,7 +43,7 @@ Key = tuple[str, str | None, str]
 
 # Reads share the stored objects, as a real cluster's informer store does: an object handed out never
 # changes, because every writer (apply, the simulated controllers) stores a new object instead of
-# changing the stored one. Callers must not change what they get (copy first).
+# changing the stored one. The stored objects are read-only (``tree.freeze``): a change raises.
 
 class SimCluster:
     """An in-memory cluster loaded from a scenario; deterministic and offline.
@@ -56,14 +57,15 @@ class SimCluster:
         self.scenario = build_scenario(scenario) if isinstance(scenario, str) else scenario
         self._init_state(clock, simulated_version(kubernetes_version or self.scenario.server_version,
                                                   {**self.scenario.feature_gates, **(feature_gates or {})}))
-        head = [namespace_object(n) for n in SEEDED_NAMESPACES] + self.scenario.nodes
-        tail = self.scenario.device_classes + self.scenario.objects
-        if workloads and self.scenario.name == "default":
-            tail += demo_workloads()
-        copy_first = not isinstance(scenario, str)  # a caller's Scenario object: keep it unchanged
-        self._seed(head, copy_first=copy_first)
-        self._seed(self.scenario.resource_slices, copy_first=copy_first, gated=not self.scenario.slices_as_built)
-        self._seed(tail, copy_first=copy_first)
+        own = isinstance(scenario, str)  # built here: its lists then hold the stored objects; a caller's stays unchanged
+        s = self.scenario
+        self._seed([namespace_object(n) for n in SEEDED_NAMESPACES], own=True)
+        self._seed(s.nodes, own=own)
+        self._seed(s.resource_slices, own=own, gated=not s.slices_as_built)
+        self._seed(s.device_classes, own=own)
+        self._seed(s.objects, own=own)
+        if workloads and s.name == "default":
+            self._seed(demo_workloads(), own=True)
 
     def _init_state(self, clock: Clock | None, version: SimulatedVersion) -> None:
         self.description = f"simulated cluster '{self.scenario.name}'"
@@ -84,24 +86,27 @@ class SimCluster:
                                    self.feature_gates, {m.product_name: m.memory_mib for m in MODELS.values()},
                                    self.scenario.image_pull_seconds)
 
-    def _seed(self, objects: list[dict], *, copy_first: bool, gated: bool = True) -> None:
+    def _seed(self, objects: list[dict], *, own: bool, gated: bool = True) -> None:
         """Store a scenario's objects in one pass, as the API server would have them after creation (the
         disabled gates' fields dropped, server fields set, drawb's nodes' kubelets at the cluster's version):
         the same result as storing them one by one, without the per-object work nothing needs yet (no watch
-        exists; one creation time for all).
+        exists; one creation time for all). ``own``: the objects are changed there, and the list then holds the
+        stored (read-only) objects; otherwise they are copied first and the list is left as it is.
         ``gated=False``: the objects are known to hold no feature-gated field (``Scenario.slices_as_built``)."""
         created = self.lifecycle.clock.timestamp(self.lifecycle.now)
         self._order.clear()  # the kinds' sorted keys are made again on the next list
-        for obj in objects:
-            if copy_first:
-                obj = copy.deepcopy(obj)
+        for index, obj in enumerate(objects):
+            if not own:
+                obj = copy_tree(obj)
             if gated:
                 self.gated_fields.drop(obj)
             if obj.get("kind") == "Namespace":
                 set_namespace_defaults(obj)
             elif obj.get("kind") == "Node" and self.scenario.simulated_kubelets:  # its kubelet runs our version
                 obj.setdefault("status", {}).setdefault("nodeInfo", {})["kubeletVersion"] = self.version
-            self._put(obj, created)
+            stored = self._put(obj, created)[2]
+            if own:
+                objects[index] = stored
 
     def _key(self, obj: dict) -> Key:
         kind = kind_of(obj.get("kind", ""))
@@ -112,17 +117,21 @@ class SimCluster:
         return (kind.kind, namespace, meta["name"])
 
     def _store(self, obj: dict) -> dict:
-        """Store ``obj`` (a new object nobody else holds) as the current version of its key."""
-        key, added = self._put(obj)
+        """Store ``obj`` as the current version of its key; the stored, read-only object."""
+        key, added, obj = self._put(obj)
         if added:
             self._order.pop(key[0], None)
         self._notify(key[0], "ADDED" if added else "MODIFIED", obj)
         return obj
 
-    def _put(self, obj: dict, created: str | None = None) -> tuple[Key, bool]:
+    def _put(self, obj: dict, created: str | None = None) -> tuple[Key, bool, dict]:
         """Set the server's fields of ``obj`` (resourceVersion and namespace; uid and creationTimestamp,
-        ``created`` or now, for a new object) and index it; its key, and whether the key is new."""
-        meta = obj.setdefault("metadata", {})
+        ``created`` or now, for a new object) and index it, frozen (``tree.freeze``); its key, whether the key
+        is new, and the stored object. ``obj``'s top level and metadata may be changed: those of a stored
+        object (a rollback puts one back) are copied first."""
+        if type(obj) is StoredDict:
+            obj = dict(obj)
+        meta = obj["metadata"] = dict(obj.get("metadata") or {})
         meta["resourceVersion"] = version = str(next(self._versions))
         key = self._key(obj)
         if key[1] is not None:
@@ -132,10 +141,11 @@ class SimCluster:
             meta.setdefault("creationTimestamp", created or self.lifecycle.clock.timestamp(self.lifecycle.now))
         added = key not in self._objects
         self.writes += 1
+        obj = freeze(obj)
         self._objects[key] = obj
         self._by_kind.setdefault(key[0], {})[(key[1] or "", key[2])] = obj
         self.lifecycle.changed(key[0], obj)
-        return key, added
+        return key, added, obj
 
     def _discard(self, kind: str, namespace: str | None, name: str) -> None:
         """Remove an object as a controller or the garbage collector does (no ownership check)."""
@@ -147,12 +157,14 @@ class SimCluster:
             self.lifecycle.changed(kind, obj, deleted=True)
             self._notify(kind, "DELETED", obj)
 
-    def __getstate__(self) -> dict:
-        """What a kept cluster's file holds (``drawb.cluster.sim.state``): everything but the watches."""
-        return {**self.__dict__, "_watches": {}}
+    def __reduce__(self) -> tuple:
+        """What a kept cluster's file holds (``drawb.cluster.sim.state``): everything but the watches. Read
+        back, it is made first and its stored objects after (``tree.opened_for_loading``)."""
+        return _being_read, (), {**self.__dict__, "_watches": {}}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        closed_after_loading()
 
     def sleep(self, seconds: float) -> None:
         """Let simulated time pass (for real on the default wall clock)."""
@@ -230,7 +242,7 @@ class SimCluster:
                          "they were before")
             raise
         self.lifecycle.catch_up()
-        return [copy.deepcopy(obj) for obj in stored]
+        return [copy_tree(obj) for obj in stored]
 
     def _prepared(self, obj: dict, new_namespaces: dict[str, dict]) -> dict:
         """A labelled copy of ``obj`` as the API server would store it, or the ClusterError it would answer."""
@@ -299,3 +311,9 @@ class SimCluster:
     def feature_gates_metric(self) -> dict[str, bool] | None:
         """The simulated API server's DRA gates, as its ``kubernetes_feature_enabled`` metric would say."""
         return dict(self.feature_gates)
+
+
+def _being_read() -> SimCluster:
+    """An empty SimCluster that pickle is about to fill: its stored objects may be filled until it is."""
+    opened_for_loading()
+    return SimCluster.__new__(SimCluster)

@@ -15,6 +15,7 @@ from drawb.cluster.sim.catalog import GpuModel, model
 from drawb.gpu import driver
 from drawb.gpu.driver import GPU_DRIVER, MAX_DEVICES_PER_SLICE, binary_si, name_suffix, normalize_version, stable_hex, stable_uuid
 from drawb.gpu.releases import DEFAULT_RELEASE, DriverRelease, release
+from drawb.cluster.sim.tree import StoredDict, freeze
 
 __all__ = [
     "COMPUTE_DOMAIN_DRIVER",
@@ -114,7 +115,9 @@ def _template_key(node: GpuNode, gpu: Gpu) -> tuple:
             gpu.minor, gpu.pci_bus_id, gpu.pcie_root, gpu.numa_node)
 
 
-_TEMPLATES: dict[tuple, dict] = {}  # device entries without their UUIDs, by what they depend on
+# Device entries without their UUIDs, by what they depend on; read-only (``tree.freeze``), so the devices
+# stamped from them, read-only too, share their values and the store need not freeze them again.
+_TEMPLATES: dict[tuple, dict] = {}
 _MAX_TEMPLATES = 4096
 
 
@@ -123,14 +126,28 @@ def _template(key: tuple, build) -> dict:
     if template is None:
         if len(_TEMPLATES) >= _MAX_TEMPLATES:
             _TEMPLATES.clear()
-        template = _TEMPLATES[key] = build()
+        template = _TEMPLATES[key] = freeze(build())
     return template
+
+
+def _stamped(template: StoredDict, **strings: str) -> StoredDict:
+    """A read-only device entry like ``template`` with some string attributes set (``uuid``, ``parentUUID``;
+    each present in the template, so the attributes' sorted order stays): many GPUs of one model differ
+    only there. The entry and its attributes are new; everything else is shared with the template."""
+    attributes = dict(template["attributes"])
+    for name, value in strings.items():
+        if name not in attributes:
+            raise ValueError(f"stamped: the template has no attribute {name!r}")
+        attributes[name] = StoredDict(string=value)
+    device = dict(template)
+    device["attributes"] = StoredDict(attributes)
+    return StoredDict(device)  # its values are frozen: made here without walking them again (``freeze``)
 
 
 def full_gpu_device(scenario: str, node: GpuNode, gpu: Gpu) -> dict:
     """The ``type: gpu`` device entry for a GPU without MIG."""
     template = _template(("gpu", *_template_key(node, gpu)), lambda: driver.full_gpu_device(_facts(node, gpu, ""), node.release))
-    return driver.stamped(template, uuid=gpu_uuid(scenario, node.name, gpu.minor))
+    return _stamped(template, uuid=gpu_uuid(scenario, node.name, gpu.minor))
 
 
 def mig_device(scenario: str, node: GpuNode, gpu: Gpu, instance: MigInstance, parent_uuid: str | None = None) -> dict:
@@ -140,7 +157,7 @@ def mig_device(scenario: str, node: GpuNode, gpu: Gpu, instance: MigInstance, pa
         _facts(node, gpu, ""), node.gpu_model.mig_profile(instance.profile), instance.start, "-", node.release, index))
     profile = template["attributes"]["profile"]["string"]
     uuid = stable_uuid("MIG", scenario, node.name, gpu.minor, profile, instance.start)
-    return driver.stamped(template, uuid=uuid, parentUUID=parent_uuid or gpu_uuid(scenario, node.name, gpu.minor))
+    return _stamped(template, uuid=uuid, parentUUID=parent_uuid or gpu_uuid(scenario, node.name, gpu.minor))
 
 
 def gpu_devices(scenario: str, node: GpuNode) -> list[dict]:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from drawb import release
 from drawb.atomicfile import write_atomic
+from drawb.cluster.sim.tree import loading_kept
 from drawb.cluster.state_folder import STATE_HOME_ENV, state_dir
 from drawb.errors import PROG, DrawbError
 
@@ -235,7 +236,8 @@ def read(path: str | os.PathLike):
             f"{path} was written by another build of drawb ({header.build}, Python {header.python}); this is "
             f"{build_stamp()} on Python {_python()}, whose simulated cluster may differ",
             hint=f"start it afresh: `{PROG} connect --reset{' ' + header.key.options() if header.key.options() else ''}`")
-    return pickle.loads(payload)  # it catches up with the time that passed when it is next read
+    with loading_kept():  # a load cut short leaves the stored objects read-only all the same
+        return pickle.loads(payload)  # it catches up with the time that passed when it is next read
 
 
 def _python() -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable
 
@@ -33,10 +32,11 @@ class SimWatch:
         return self._list()
 
     def notify(self, event_type: str, obj: dict) -> None:
-        """Tell every subscriber (each gets its own copy); a handler that raises is logged and kept."""
+        """Tell every subscriber, as an informer does: each gets the stored object itself (read-only); a
+        handler that raises is logged and kept."""
         for handler in list(self._handlers):
             try:
-                handler(event_type, copy.deepcopy(obj))
+                handler(event_type, obj)
             except Exception:
                 log.exception("simulated watch handler for %s failed", self.kind)
 
