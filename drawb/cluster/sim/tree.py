@@ -5,12 +5,14 @@ are read-only in fact: ``freeze`` turns a decoded JSON tree into ``StoredDict``/
 containers, which read as dicts and lists do (the same C lookups; ``orjson``, ``json``, YAML and pandas
 take them as dicts and lists) and raise ``ReadOnlyObject`` on any change. ``copy_tree`` (or
 ``copy.deepcopy``) gives a plain, changeable copy. A frozen container holds only frozen containers, so
-``freeze`` stops at one.
+``freeze`` stops at one. A SimCluster pickles and reads back its stored objects (``opened_for_loading``);
+to pickle a stored object on its own, pickle a copy.
 """
 
 from __future__ import annotations
 
 import copy
+import copyreg
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,7 +62,7 @@ _LIST_CHANGES = ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append",
 class StoredDict(dict):
     """A read-only dict of a stored object (made by ``freeze``: its values are frozen too)."""
 
-    __slots__ = ()  # its changing methods refuse (below); pickled as a dict subclass is by default, in C
+    __slots__ = ()  # its changing methods refuse (below); pickled by ``_reduced_dict``
 
     def __copy__(self) -> dict:
         return dict(self)
@@ -87,6 +89,7 @@ for _cls, _methods in _REFUSALS.items():
     for _name, _refuse in _methods.items():
         setattr(_cls, _name, _refuse)
 
+_set = dict.__setitem__
 _FROZEN = frozenset({StoredDict, StoredList, *_SHARED})
 
 
@@ -94,7 +97,11 @@ def freeze(value):
     """``value`` (decoded JSON: dicts, lists, scalars) as a read-only tree; frozen parts are kept as they are."""
     kind = type(value)
     if kind is dict:
-        return StoredDict({k: v if type(v) in _FROZEN else freeze(v) for k, v in value.items()})
+        frozen = StoredDict(value)  # copied in C, then its containers replaced while it is still being made
+        for k, v in value.items():
+            if type(v) not in _FROZEN:
+                _set(frozen, k, freeze(v))
+        return frozen
     if kind is list:
         return StoredList([v if type(v) in _FROZEN else freeze(v) for v in value])
     if kind in _FROZEN:
@@ -115,10 +122,29 @@ def copy_tree(value):
     return copy.deepcopy(value)
 
 
+def _reduced_dict(stored: StoredDict) -> tuple:
+    """How pickle writes a StoredDict: the class, called with no argument, then its items, as it writes a dict
+    (registered with ``copyreg``: faster than the default for a dict subclass, which looks up several
+    attributes per container)."""
+    return StoredDict, (), None, None, _iter(_items(stored))
+
+
+def _reduced_list(stored: StoredList) -> tuple:
+    """How pickle writes a StoredList: the class, called with no argument, then its items."""
+    return StoredList, (), None, _iter(stored)
+
+
+_iter, _items = iter, dict.items
+copyreg.pickle(StoredDict, _reduced_dict)
+copyreg.pickle(StoredList, _reduced_list)
+
 # Unpickling a kept cluster: pickle fills each container it rebuilds through ``__setitem__`` (dicts) or
 # ``extend``/``append`` (lists), which refuse. While a cluster is read (``opened_for_loading`` until
 # ``closed_after_loading``) those are the builtins' C methods, so a stored container is rebuilt at the speed
-# of a plain one: no Python call per container or item, the class applied once per container.
+# of a plain one: no Python call per container or item, the class applied once per container. (Meanwhile a
+# change elsewhere in the process to a stored object is not refused: a read takes well under a second.)
+# __delitem__ shares __setitem__'s C slot: set alone, the slot would look the method up per item.
+_LOADING = {StoredDict: ("__setitem__", "__delitem__"), StoredList: ("__setitem__", "__delitem__", "extend", "append")}
 _loads = 0  # clusters being read now
 _loads_lock = threading.Lock()
 
@@ -129,8 +155,9 @@ def opened_for_loading() -> None:
     with _loads_lock:
         _loads += 1
         if _loads == 1:
-            StoredDict.__setitem__ = dict.__setitem__
-            StoredList.extend, StoredList.append = list.extend, list.append
+            for cls, base in ((StoredDict, dict), (StoredList, list)):
+                for name in _LOADING[cls]:
+                    setattr(cls, name, getattr(base, name))
 
 
 def closed_after_loading() -> None:
