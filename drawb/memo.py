@@ -9,8 +9,10 @@ data by the identity of the objects it derives from, under one rule:
   entry found is always the one made for these very objects;
 - an entry may carry a stamp: the parts of its objects it was read through that are still changed in
   place today (the simulated cluster sets a claim's ``status`` on the same claim object; tests replace
-  a device's ``attributes``), compared by identity, one by one for a tuple; a lookup whose stamp
-  differs finds nothing (``stamp`` stays None where nothing is changed in place);
+  a device's ``attributes``): one part, or a tuple of them, compared with ``==`` (Python compares a
+  tuple's items by identity first, so the same parts cost no more than an identity check, and parts
+  replaced by equal ones derive the same value); a lookup whose stamp differs finds nothing (``stamp``
+  stays None where nothing is changed in place);
 - a table holds at most ``limit`` entries: the entry that would pass the limit empties the table
   first (no order of use is kept, so finding an entry costs one dictionary lookup);
 - ``clear()`` empties every table at once.
@@ -22,7 +24,6 @@ instead: nothing is held there but the values themselves.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from operator import is_
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -49,10 +50,7 @@ class Table(Generic[V]):
         entry = self._entries.get(id(obj) if part is None else (id(obj), part))
         if entry is None:
             return None
-        kept = entry[1]
-        if kept is stamp or (kept.__class__ is tuple and _same(kept, stamp)):
-            return entry[2]
-        return None
+        return entry[2] if entry[1] is stamp or entry[1] == stamp else None
 
     def put(self, obj: object, value: V, part: Hashable = None, stamp: object = None) -> V:
         """Remember ``value`` for ``obj`` (and ``part``) with this ``stamp``; returns it."""
@@ -67,10 +65,7 @@ class Table(Generic[V]):
         entry = self._entries.get((part, *map(id, objs)))
         if entry is None:
             return None
-        kept = entry[1]
-        if kept is stamp or (kept.__class__ is tuple and _same(kept, stamp)):
-            return entry[2]
-        return None
+        return entry[2] if entry[1] is stamp or entry[1] == stamp else None
 
     def put_all(self, objs: Sequence[object], value: V, part: Hashable = None, stamp: object = None) -> V:
         """Remember ``value`` for these objects in this order (and ``part``) with this ``stamp``; returns it."""
@@ -83,10 +78,6 @@ class Table(Generic[V]):
     def clear(self) -> None:
         """Forget every entry of this table."""
         self._entries.clear()
-
-
-def _same(kept: tuple, stamp: object) -> bool:
-    return stamp.__class__ is tuple and len(kept) == len(stamp) and all(map(is_, kept, stamp))
 
 
 def clear() -> None:

@@ -44,16 +44,17 @@ def test_the_entry_that_would_pass_the_limit_empties_the_table_first():
     assert len(table) == 1 and table.get(objects[3]) == 3 and table.get(objects[1]) is None
 
 
-def test_an_entry_is_found_with_the_same_stamp_only():
+def test_an_entry_is_found_with_the_same_or_equal_stamp_only():
     table: Table[str] = Table("test", 10)
-    claim, allocation = {}, {"devices": {}}
+    claim, allocation = {}, {"devices": {"results": [1]}}
     table.put(claim, "read", stamp=allocation)
-    assert table.get(claim, stamp=allocation) == "read"
-    assert table.get(claim, stamp={"devices": {}}) is None and table.get(claim) is None
-    spec, devices = {}, []
+    assert table.get(claim, stamp=allocation) == "read" and table.get(claim, stamp={"devices": {"results": [1]}}) == "read"
+    assert table.get(claim, stamp={"devices": {"results": [2]}}) is None and table.get(claim) is None
+    spec, devices = {}, [{"name": "gpu-0"}]
     table.put_all([claim], "parts", stamp=(spec, devices))
     assert table.get_all([claim], stamp=(spec, devices)) == "parts"
-    assert table.get_all([claim], stamp=(spec, [])) is None and table.get_all([claim], stamp=(spec,)) is None
+    assert table.get_all([claim], stamp=(spec, [{"name": "gpu-9"}])) is None
+    assert table.get_all([claim], stamp=(spec,)) is None
 
 
 def test_clear_empties_every_table():
