@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from drawb import versions
 from drawb.api.resourcefit import IMPLICIT_PREFIX, class_mapping, count_of, extended_requests, is_extended, left_to_dra
 
 Obj = Mapping[str, Any]
@@ -38,7 +39,7 @@ def generate_name(pod_name: str) -> str:
 
 def _dra_name(name: str, minor: int) -> bool:
     """Whether the plugin considers ``name`` (``IsExtendedResourceName``; from 1.35 on ``IsDRAExtendedResourceName``)."""
-    return is_extended(name) or (minor >= 35 and name.startswith(IMPLICIT_PREFIX))
+    return is_extended(name) or (versions.has(minor, "extended.implicit_names_served") and name.startswith(IMPLICIT_PREFIX))
 
 
 def container_requests(container: Obj) -> dict[str, Any]:
@@ -125,7 +126,7 @@ def _requests_135(pod: Obj, resources: list[str], mapping: Mapping[str, str], mi
             requests.append(largest)
         requests += [r for r in lasting if r is not None]
         mappings += lasting_maps + short_maps
-    if minor >= 36:
+    if versions.has(minor, "extended.requests_sorted"):
         requests.sort(key=lambda r: r["name"])
     return requests, mappings
 
@@ -157,12 +158,13 @@ class ExtendedClaim:
         resources = self.resources_for(node)
         if not resources:
             return None
-        requests, mappings = (_requests_134(self.pod, resources, self.mapping) if self.minor <= 34
-                              else _requests_135(self.pod, resources, self.mapping, self.minor))
+        requests, mappings = (_requests_135(self.pod, resources, self.mapping, self.minor)
+                              if versions.has(self.minor, "extended.request_per_container")
+                              else _requests_134(self.pod, resources, self.mapping))
         meta = self.pod.get("metadata") or {}
         owner = {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name", ""), "uid": meta.get("uid", ""),
                  "controller": True}
-        if self.minor <= 34:
+        if not versions.has(self.minor, "claims.owner_does_not_block_deletion"):
             owner["blockOwnerDeletion"] = True
         claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                  "metadata": {"name": IN_MEMORY_NAME, "generateName": generate_name(meta.get("name", "")),

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from drawb import versions
 from drawb.api.nodeaffinity import NodeExclusion
 from drawb.api.quantity import Quantity, QuantityError
 
@@ -113,7 +114,7 @@ def class_mapping(classes: Iterable[Obj], minor: int) -> dict[str, str]:
     """
     ordered = sorted(classes, key=lambda c: (c.get("metadata") or {}).get("name", ""))
     mapped: dict[str, str] = {}
-    if minor <= 34:
+    if not versions.has(minor, "extended.resource_cache"):
         for device_class in ordered:
             name = (device_class.get("metadata") or {}).get("name", "")
             mapped.setdefault((device_class.get("spec") or {}).get("extendedResourceName") or IMPLICIT_PREFIX + name, name)
@@ -133,7 +134,9 @@ def left_to_dra(name: str, node: Obj, minor: int) -> bool:
     """Whether ``node`` leaves resource ``name`` (which a DeviceClass maps) to DRA: at 1.34 where its allocatable
     does not list it, from 1.35 on also where it lists 0."""
     allocatable = node_allocatable(node)
-    return name not in allocatable if minor <= 34 else not allocatable.get(name)
+    if versions.has(minor, "extended.zero_allocatable_left_to_dra"):
+        return not allocatable.get(name)
+    return name not in allocatable
 
 
 @dataclass(frozen=True)
@@ -198,7 +201,7 @@ def resource_fit(pod: Obj, pods: Iterable[Obj], classes: Iterable[Obj] = (),
         return None
     if not extended_resource_gate:
         left: frozenset[str] = frozenset()
-    elif minor <= 34 and not any(is_extended(name) for name in wanted):
+    elif not versions.has(minor, "extended.implicit_names_served") and not any(is_extended(name) for name in wanted):
         # 1.34 reads no mapping for a pod without an extended resource name (only implicit names): it leaves every
         # resource a node does not list to DynamicResources, which does not take implicit names at 1.34
         left = frozenset(wanted)

@@ -206,6 +206,11 @@ class Rules:
         return allocator.implementation(self.number, self.allocator_features(gate_values))
 
 
+def has(number: int, behaviour: str) -> bool:
+    """Whether Kubernetes 1.<number> (at the newest patch drawb knows) has a named behaviour (``Rules.has``)."""
+    return _rules_of(min(max(number, _MINORS[0]), _MINORS[-1])).has(behaviour)
+
+
 def _holding(history: tuple, number: int):
     """The value of a ``((since, value), ...)`` history at minor ``number`` (None before the first)."""
     held = [value for since, value in history if since <= number]

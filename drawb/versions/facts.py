@@ -97,4 +97,23 @@ BEHAVIOURS: dict[str, int] = {
     "alloc.distinct_compares_values": 35,
     # A selector's runtime error names the device it failed on.
     "alloc.errors_name_device": 37,
+    # DRAExtendedResource: a DeviceClass's implicit name (deviceclass.resource.kubernetes.io/<class>) counts as
+    # an extended resource the scheduler's DRA plugin serves (IsDRAExtendedResourceName; 1.34 leaves a pod asking
+    # only for implicit names to NodeResourcesFit alone).
+    "extended.implicit_names_served": 35,
+    # DRAExtendedResource: the extended resource cache maps every class's implicit name and its
+    # extendedResourceName, the class created last winning a shared name (1.34 reads DeviceClassMapping).
+    "extended.resource_cache": 35,
+    # DRAExtendedResource: a node listing a resource at 0 leaves it to DRA (1.34: only a node not listing it).
+    "extended.zero_allocatable_left_to_dra": 35,
+    # DRAExtendedResource: the scheduler's claim has one request per container (1.34: one per resource).
+    "extended.request_per_container": 35,
+    # DRAExtendedResource: the scheduler's claim lists its requests sorted by name.
+    "extended.requests_sorted": 36,
+    # A claim's owner reference to its pod (from a template, or the scheduler's) no longer blocks the pod's deletion.
+    "claims.owner_does_not_block_deletion": 35,
+    # The resourceclaim controller looks at the scheduler's extended-resource claim when the pod ends.
+    "claims.extended_claim_released": 35,
+    # DynamicResources' PostFilter adds no message to the FitError where it deallocates nothing.
+    "scheduler.quiet_post_filter": 37,
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 
+from drawb import versions
 from drawb.cluster.sim.publish import name_suffix
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
@@ -74,7 +75,7 @@ def claim_from_template(pod: dict, entry: str, template: dict, minor: int = 34) 
         "namespace": meta["namespace"],
         "annotations": {**(template_meta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry},
         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta.get("uid", ""),
-                             "controller": True, **({"blockOwnerDeletion": True} if minor <= 34 else {})}],
+                             "controller": True, **({} if versions.has(minor, "claims.owner_does_not_block_deletion") else {"blockOwnerDeletion": True})}],
     }
     if template_meta.get("labels"):
         claim_meta["labels"] = dict(template_meta["labels"])

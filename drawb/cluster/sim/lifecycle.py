@@ -214,7 +214,7 @@ class Lifecycle:
         ns = pod["metadata"]["namespace"]
         names = [name for name in claimctl.pod_claim_names(pod).values() if name]
         extended = claimctl.extended_claim_name(pod)
-        if extended and not (ended and self.minor <= 34):
+        if extended and not (ended and not versions.has(self.minor, "claims.extended_claim_released")):
             names.append(extended)
         return [(ns, name) for name in names]
 

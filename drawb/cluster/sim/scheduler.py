@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from drawb import versions
 from drawb.alloc import AllocationError
 from drawb.alloc.extended import ExtendedClaim, NodeClaim
 from drawb.alloc.verdicts import NOT_AVAILABLE, Verdict, node_reason, verdicts
@@ -87,7 +88,7 @@ def _histogram(reasons: dict[str, int]) -> str:
 
 def _quiet(minor: int, message: str) -> str:
     """DynamicResources' PostFilter message where it deallocates nothing: none from 1.37 on."""
-    return message if minor < 37 else ""
+    return "" if versions.has(minor, "scheduler.quiet_post_filter") else message
 
 
 def fit_error(node_count: int, reasons: dict[str, int] | None, pre_filter: str | None, post_filter: list[str],
