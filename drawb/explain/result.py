@@ -101,6 +101,13 @@ class Answer:
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        # IPython's printer takes, class by class along the MRO, a class's own _repr_pretty_ or else its own
+        # __repr__; each answer's @dataclass writes a __repr__ into the answer's class, so the text display
+        # is put there too, or IPython would show the dataclass's field-by-field repr.
+        super().__init_subclass__(**kwargs)
+        cls._repr_pretty_ = Answer._repr_pretty_
+
     def _opening(self, after_state: str = "") -> list[str]:
         """The text's first lines: what, its state (then ``after_state``), whether simulated, the summary."""
         lines = [f"why {self.target}: {self.state}{after_state}"]

@@ -78,7 +78,7 @@ def read_cluster(cluster: Cluster, namespace: str | None) -> list[Source]:
 
     Pods and Jobs a controller owns are left out: their owner is migrated instead.
     """
-    from drawb.migrate.rewrite import dump
+    from drawb.migrate.rewrite import dump, plain
 
     sources = []
     for kind in CLUSTER_KINDS:
@@ -88,6 +88,6 @@ def read_cluster(cluster: Cluster, namespace: str | None) -> list[Source]:
                 continue
             meta = obj.get("metadata") or {}
             ns, name = meta.get("namespace", ""), meta.get("name", "")
-            text = dump(_clean(obj))
+            text = dump(plain(_clean(obj)))  # a cluster may hand out read-only dict subclasses
             sources.append(Source(f"cluster:{ns}/{kind}/{name}", text, None, f"{ns}/{kind.lower()}-{name}.yaml"))
     return sources

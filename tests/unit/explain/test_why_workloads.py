@@ -151,3 +151,15 @@ def test_pods_and_events_show_a_jobs_pods_and_the_job_controllers_events(sim):
     events = run_line(sim.session, "events job/listed -n default")
     assert sorted(events["message"]) == sorted([*(f"Created pod: {n}" for n in made), "Job completed"])
     assert set(events["source"]) == {"job-controller-simulated"}
+
+
+def test_ipython_shows_each_answer_as_its_text(sim):
+    """A notebook's Out[] is the answer's text (IPython's printer), not the dataclass's field-by-field repr."""
+    from IPython.lib.pretty import pretty
+
+    impossible = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA B200'"
+    sim.apply(template("b200", impossible), job("big", "sleep 5", "b200", completions=1))
+    workload = sim.why("job/big")
+    [group] = workload.groups
+    for answer in (workload, group.explanation):
+        assert pretty(answer) == str(answer) and pretty(answer).startswith("why ")
