@@ -102,11 +102,25 @@ def written(api, namespace: str) -> set[str]:
 
 
 def start_apply(plane, namespace: str, manifest: Path, at_least: int) -> Drawb:
-    """``drawb apply`` of the manifest, returned once ``at_least`` of its claims exist."""
+    """``drawb apply`` of the manifest, returned stopped (SIGSTOP) once ``at_least`` of its claims exist; the
+    caller sends its signal, then SIGCONT. The apply is stopped while its claims are counted, so it cannot
+    finish between the count and the caller's signal (it did once, on a busy host, at 100 of 200)."""
     api = plane.api()
     apply = Drawb(plane, "apply", "-n", namespace, str(manifest))
-    wait_for(lambda: len(written(api, namespace)) >= at_least or apply.proc.poll() is not None, timeout=300,
-             interval=0.02, what=f"{at_least} claims written")
+
+    def stopped_with_enough() -> bool:
+        if apply.proc.poll() is not None:
+            return True
+        apply.proc.send_signal(signal.SIGSTOP)
+        try:
+            enough = len(written(api, namespace)) >= at_least
+        except BaseException:
+            enough = False
+        if not enough:
+            apply.proc.send_signal(signal.SIGCONT)
+        return enough
+
+    wait_for(stopped_with_enough, timeout=300, interval=0.02, what=f"{at_least} claims written")
     assert apply.proc.poll() is None, f"the apply ended before {at_least} claims were written: {apply.finish()}"
     return apply
 
@@ -137,6 +151,7 @@ def test_interrupt_rolls_back_everything_written(plane, setup, state, at_least):
     namespace, manifest, before = setup
     apply = start_apply(plane, namespace, manifest, at_least)
     apply.proc.send_signal(signal.SIGINT)
+    apply.proc.send_signal(signal.SIGCONT)
     status, lines = apply.finish()
     assert status == 130, lines
     assert_all_or_none_undone(plane, namespace, before)
@@ -154,9 +169,8 @@ def test_api_server_killed_and_started_again(plane, setup, state):
     next drawb command rolls that back."""
     namespace, manifest, before = setup
     apply = start_apply(plane, namespace, manifest, 50)
-    # drawb waits while the control plane's start lock is taken (another cluster may be starting), so that the
-    # kill comes midway, not after the apply
-    apply.proc.send_signal(signal.SIGSTOP)
+    # drawb stays stopped while the control plane's start lock is taken (another cluster may be starting), so
+    # that the kill comes midway, not after the apply
     try:
         with plane.cluster.component_stopped("kube-apiserver", kill=True, timeout=180):
             apply.proc.send_signal(signal.SIGCONT)
@@ -185,6 +199,7 @@ def test_api_server_stopped_fails_within_seconds_and_cleanup_finishes(plane, set
     apply = start_apply(plane, namespace, manifest, 50)
     server = plane.cluster.pids()["kube-apiserver"]
     os.kill(server, signal.SIGSTOP)
+    apply.proc.send_signal(signal.SIGCONT)
     try:
         stopped = time.monotonic()
         status, lines = apply.finish(timeout=60)
