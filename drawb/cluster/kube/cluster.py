@@ -30,10 +30,31 @@ from drawb.cluster.protocol import (
 )
 from drawb.cluster.refusal import Right
 from drawb.cluster.service_account import ServiceAccountMount
+from drawb.cluster.serviceaccounts import pod_service_account
 from drawb.errors import DrawbError
 from drawb.redact import redact
 
 _FEATURE_METRIC = re.compile(r'^kubernetes_feature_enabled\{name="([^"]+)"[^}]*\} (\d)', re.MULTILINE)
+
+
+def _checked_when_applied(labelled: list[dict], before: list[dict | None]) -> list[bool]:
+    """Which of ``labelled`` cannot be dry-run, because the server looks for an object this call creates and a
+    dry run creates nothing: an object in a new Namespace, and a Pod that runs as a new ServiceAccount applied
+    before it (the ServiceAccount admission plugin refuses a pod whose account does not exist; one applied
+    after the pod fails the dry run, as it would fail kubectl). The server checks them when they are applied,
+    after what they need, and a refusal then undoes the call. ``before``: what exists of each, or None."""
+    new_namespaces = {o["metadata"]["name"] for o, was in zip(labelled, before)
+                      if o.get("kind") == "Namespace" and was is None}
+    new_accounts: set[tuple[str, str]] = set()
+    waits = []
+    for obj, was in zip(labelled, before):
+        namespace = obj["metadata"].get("namespace")
+        where = namespace or "default"  # Pods and ServiceAccounts are namespaced
+        waits.append(namespace in new_namespaces
+                     or (obj.get("kind") == "Pod" and (where, pod_service_account(obj)) in new_accounts))
+        if obj.get("kind") == "ServiceAccount" and was is None:
+            new_accounts.add((where, obj["metadata"]["name"]))
+    return waits
 
 
 class KubeCluster:
@@ -167,16 +188,12 @@ class KubeCluster:
                         "refusing to change it"
                     )
             before.append(existing)
-        # An object in a Namespace this call creates cannot be dry-run before the Namespace exists: the
-        # server checks it when it is applied, after its Namespace (and a refusal undoes the call).
-        new_namespaces = {o["metadata"]["name"] for o, was in zip(labelled, before)
-                          if o.get("kind") == "Namespace" and was is None}
+        waits = _checked_when_applied(labelled, before)
         checked = []
-        for index, obj in enumerate(labelled):
+        for index, (obj, wait) in enumerate(zip(labelled, waits)):
             step("dry run", index + 1, len(labelled))
             with about_object(index):
-                checked.append(obj if obj["metadata"].get("namespace") in new_namespaces
-                               else self._apply_one(obj, dry_run=True))
+                checked.append(obj if wait else self._apply_one(obj, dry_run=True))
         if dry_run or journal is None:
             return checked
         applied = []
