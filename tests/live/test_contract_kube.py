@@ -11,12 +11,18 @@ from drawb.cluster.sim.cluster import SimCluster
 from drawb.inventory import device_frame
 from drawb.testing.waiting import wait_for
 from tests.contract.cases import CASES
+from tests.contract.serviceaccounts import SERVICE_ACCOUNT_CASES
 
 pytestmark = pytest.mark.live
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
 def test_kube_cluster_honours_the_contract(case, kube, namespace):
+    case(kube, namespace)
+
+
+@pytest.mark.parametrize("case", SERVICE_ACCOUNT_CASES, ids=lambda c: c.__name__)
+def test_kube_cluster_keeps_service_accounts_as_the_sim_does(case, kube, namespace):
     case(kube, namespace)
 
 

@@ -59,12 +59,7 @@ if not RULES.defaults().get("DRAExtendedResource"):
 
 # Disagreements left to the work that owns them, each a namespace or "namespace/name" -> why: those manifests
 # are left out of the comparison (always, or where the control plane has DRAExtendedResource on).
-KNOWN: dict[str, str] = {
-    "tests-default/nvidia-plugin-test": "the pod template names a ServiceAccount that does not exist: the real "
-        "ReplicaSet controller's pods are refused by the ServiceAccount admission plugin (none exists); the "
-        "simulated controller makes them",
-    "tests-default/nvidia-plugin-mps-test": "the same missing ServiceAccount",
-}
+KNOWN: dict[str, str] = {}  # none left at every gate setting
 # Disagreements only reached where the legacy pods run, with DRAExtendedResource on.
 KNOWN_WITH_EXTENDED_RESOURCES: dict[str, str] = {
     "testdata-default/j-e2e-1": "the Job's pod runs a program the simulation cannot run (the image's own "

@@ -30,7 +30,7 @@ from drawb.cluster.protocol import (
 )
 from drawb.cluster.refusal import Right
 from drawb.cluster.service_account import ServiceAccountMount
-from drawb.cluster.serviceaccounts import pod_service_account
+from drawb.cluster.pod_account import pod_service_account
 from drawb.errors import DrawbError
 from drawb.redact import redact
 

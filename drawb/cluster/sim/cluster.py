@@ -17,6 +17,7 @@ from drawb.cluster.protocol import (
     kind_of,
     with_managed_label,
 )
+from drawb.cluster.pod_account import DEFAULT as DEFAULT_ACCOUNT
 from drawb.cluster.sim.catalog import MODELS
 from drawb.cluster.sim.clock import Clock, WallClock
 from drawb.cluster.sim.controllers.owners import WORKLOAD_KINDS, bump_generation
@@ -25,6 +26,7 @@ from drawb.cluster.sim.gates import GatedFields
 from drawb.cluster.sim.lifecycle import Lifecycle, keep_server_fields
 from drawb.cluster.sim.podlogs import pod_logs
 from drawb.cluster.sim.publish import stable_uuid
+from drawb.cluster.sim.serviceaccounts import admit_pod, default_account
 from drawb.cluster.sim.scenarios import Scenario, build_scenario
 from drawb.cluster.sim.version import SimulatedVersion, simulated_version
 from drawb.cluster.sim.namespaces import (
@@ -66,6 +68,7 @@ class SimCluster:
         self._seed(s.objects, own=own)
         if workloads and s.name == "default":
             self._seed(demo_workloads(), own=True)
+        self._seed(self._missing_default_accounts(self._by_kind.get("Namespace", {}).values()), own=True)
 
     def _init_state(self, clock: Clock | None, version: SimulatedVersion) -> None:
         self.description = f"simulated cluster '{self.scenario.name}'"
@@ -107,6 +110,11 @@ class SimCluster:
             stored = self._put(obj, created)[2]
             if own:
                 objects[index] = stored
+
+    def _missing_default_accounts(self, namespaces) -> list[dict]:
+        """The ``default`` ServiceAccounts the serviceaccount controller makes for ``namespaces`` that lack one."""
+        names = [ns["metadata"]["name"] for ns in namespaces]
+        return [default_account(n) for n in names if ("ServiceAccount", n, DEFAULT_ACCOUNT) not in self._objects]
 
     def _key(self, obj: dict) -> Key:
         kind = kind_of(obj.get("kind", ""))
@@ -218,10 +226,11 @@ class SimCluster:
         step = progress or (lambda what, done, total: None)
         prepared = []
         new_namespaces: dict[str, dict] = {}
+        new_accounts: set[tuple[str, str]] = set()
         for index, obj in enumerate(objects):
             step("dry run", index + 1, len(objects))
             with about_object(index):
-                prepared.append(self._prepared(obj, new_namespaces))
+                prepared.append(self._prepared(obj, new_namespaces, new_accounts))
         if dry_run:
             return prepared
         self.lifecycle.catch_up()
@@ -241,11 +250,14 @@ class SimCluster:
             exc.add_note(f"rolled back: the {len(replaced)} object(s) written to the {self.description} are as "
                          "they were before")
             raise
+        for account in self._missing_default_accounts(o for o in stored if o["kind"] == "Namespace"):
+            self._store(account)
         self.lifecycle.catch_up()
         return [copy_tree(obj) for obj in stored]
 
-    def _prepared(self, obj: dict, new_namespaces: dict[str, dict]) -> dict:
-        """A labelled copy of ``obj`` as the API server would store it, or the ClusterError it would answer."""
+    def _prepared(self, obj: dict, new_namespaces: dict[str, dict], new_accounts: set[tuple[str, str]]) -> dict:
+        """A labelled copy of ``obj`` as the API server would store it, or the ClusterError it would answer.
+        ``new_namespaces`` and ``new_accounts`` (namespace, name): those the objects before it create."""
         check_name(obj)
         key = self._key(obj)
         namespace = new_namespaces.get(key[1]) or self._objects.get(("Namespace", None, key[1]))
@@ -262,16 +274,29 @@ class SimCluster:
         apply_defaults(labelled)
         if key[0] == "DeviceTaintRule":
             stamp_time_added(labelled, existing, self.lifecycle.clock.timestamp(self.lifecycle.clock.now()))
+        if key[0] == "Pod":
+            admit_pod(labelled, lambda account: existing is not None or self._account_exists(
+                key[1], account, new_accounts, key[1] in new_namespaces))
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         check_rules(labelled, self.kubernetes_version, lambda _name: labels)
         if key[0] == "Namespace":
             new_namespaces[key[2]] = set_namespace_defaults(labelled)
+        elif key[0] == "ServiceAccount":
+            new_accounts.add((key[1], key[2]))
         labelled["metadata"].setdefault("managedFields", [{"manager": FIELD_MANAGER, "operation": "Apply"}])
         if existing is not None:
             keep_server_fields(labelled, existing)
         if key[0] in WORKLOAD_KINDS:
             bump_generation(labelled, existing)
         return labelled
+
+    def _account_exists(self, namespace: str, account: str, new_accounts: set[tuple[str, str]],
+                        new_namespace: bool) -> bool:
+        """Whether a pod created now in ``namespace`` finds ``account``: stored, applied before it in the same
+        call, or ``default`` in a namespace the call creates (the controller makes it; the admission plugin waits
+        for that one)."""
+        return (("ServiceAccount", namespace, account) in self._objects or (namespace, account) in new_accounts
+                or (account == DEFAULT_ACCOUNT and new_namespace))
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, force_unmanaged: bool = False) -> None:
         """Delete an object drawb created (any object with ``force_unmanaged``)."""

@@ -26,6 +26,7 @@ class EventRecorder:
         self._store = store
         self._timestamp = timestamp
         self._count = 0
+        self._counted: dict[tuple[str, str, str], dict] = {}  # (object uid, reason, message) -> its counted event
 
     def record(self, obj: dict, *, type_: str, reason: str, message: str, component: str,
                action: str | None = None, host: str | None = None, field_path: str | None = None,
@@ -69,6 +70,21 @@ class EventRecorder:
         if field_path:
             event["involvedObject"]["fieldPath"] = field_path
         return self._store(event)
+
+    def record_counted(self, obj: dict, *, type_: str, reason: str, message: str, component: str) -> dict:
+        """A controller's core/v1 event, counted as client-go's correlator counts them: the same event again
+        (same object, reason and message) raises the stored one's ``count`` and ``lastTimestamp``."""
+        key = (obj["metadata"].get("uid", ""), reason, message)
+        last = self._counted.get(key)
+        if last is None:
+            stored = self.record(obj, type_=type_, reason=reason, message=message, component=component, core_v1=True)
+        else:
+            event = copy_tree(last)
+            event["count"] = event.get("count", 1) + 1
+            event["lastTimestamp"] = self._timestamp()
+            stored = self._store(event)
+        self._counted[key] = stored
+        return stored
 
     def repeat(self, event: dict) -> dict:
         """The same event seen again: its ``series`` counts it (in a new stored object, returned)."""

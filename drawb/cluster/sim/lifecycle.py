@@ -36,6 +36,7 @@ from drawb.alloc.versions import minor_of
 from drawb.api.resourcefit import resource_fit
 from drawb.cluster.sim import deviceplugin
 from drawb.cluster.sim.scheduler import Decision, reserved_for_pod, schedule
+from drawb.cluster.sim.serviceaccounts import admit_pod
 from drawb.cluster.sim.tree import copy_tree
 
 SCHEDULER = "default-scheduler"
@@ -82,6 +83,7 @@ class Lifecycle:
         self._pods_by_uid: dict[str, dict] = {}
         self.claims: dict[NsKey, dict] = {}
         self.templates: dict[NsKey, dict] = {}
+        self.accounts: set[NsKey] = set()  # the ServiceAccounts, as the admission plugin's informer knows them
         self.nodes: dict[str, dict] = {}
         self.classes: dict[str, dict] = {}
         self._slices: dict[str, dict] = {}
@@ -114,7 +116,13 @@ class Lifecycle:
     # --- what the workload controllers use (drawb.cluster.sim.controllers.host.Host) ---------------
 
     def create(self, obj: dict) -> dict:
-        """Store a new object a controller made; the loops hear of it."""
+        """Store a new object a controller made; the loops hear of it. A pod is admitted first: ClusterError
+        (403) when its ServiceAccount does not exist (its ``generateName`` quoted, as the controller sends no name)."""
+        if obj.get("kind") == "Pod":
+            meta = obj["metadata"]
+            namespace = meta.get("namespace") or "default"
+            admit_pod(obj, lambda account: (namespace, account) in self.accounts,
+                      meta.get("generateName") or meta["name"])
         return self._store(obj)
 
     def update(self, obj: dict) -> dict:
@@ -156,6 +164,11 @@ class Lifecycle:
             self._pod_changed(key, obj, deleted)
         elif kind == "ResourceClaim":
             self._claim_changed(key, obj, deleted)
+        elif kind == "ServiceAccount":
+            if deleted:
+                self.accounts.discard(key)
+            else:
+                self.accounts.add(key)
         elif kind == "ResourceClaimTemplate":
             self._index(self.templates, key, obj, deleted)
             if not deleted:

@@ -23,7 +23,8 @@ class ControllerApi(Protocol):
     nodes: dict[str, dict]
 
     def store(self, obj: dict) -> dict:
-        """Create or replace an object (a new dict nobody else holds); the stored object."""
+        """Create or replace an object (a new dict nobody else holds); the stored object. ClusterError when the
+        API server refuses it (a pod whose ServiceAccount does not exist)."""
 
     def remove(self, kind: str, namespace: str | None, name: str) -> None:
         """Delete an object."""

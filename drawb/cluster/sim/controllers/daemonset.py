@@ -9,7 +9,9 @@ pinned to its node as the real controller pins it: its required node affinity be
 Pods on nodes that should not run one, extra pods, and pods that ended are deleted; a node that joins or
 changes is looked at again. A new template replaces the pods one node at a time (``RollingUpdate``,
 ``maxUnavailable`` 1) once the others are ready; ``OnDelete`` waits. Events: ``Created pod: X``,
-``Deleted pod: X``. Not simulated: ``minReadySeconds``, ``maxSurge``, ControllerRevision objects.
+``Deleted pod: X``, and ``Error creating: ...`` (``FailedCreate``) for a pod the API server refuses (its
+ServiceAccount does not exist): no more are created in that pass, and a ServiceAccount it runs as, once
+created, wakes the DaemonSet again. Not simulated: ``minReadySeconds``, ``maxSurge``, ControllerRevision objects.
 """
 
 from __future__ import annotations
@@ -17,9 +19,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from drawb.api.nodeaffinity import node_exclusion
+from drawb.cluster.protocol import ClusterError
 from drawb.cluster.sim.controllers.api import ControllerApi
 from drawb.cluster.sim.controllers.index import NsKey, ObjectIndex
-from drawb.cluster.sim.controllers.owners import is_done, is_ready, pod_from_template, template_hash
+from drawb.cluster.sim.controllers.owners import (
+    is_done,
+    is_ready,
+    pod_from_template,
+    record_failed_create,
+    template_hash,
+)
 from drawb.cluster.sim.controllers.workload import WorkloadController, unused_pod_name, write_status
 from drawb.cluster.sim.tree import copy_tree
 
@@ -40,7 +49,7 @@ class DaemonSetController(WorkloadController):
     """Keeps one pod of each DaemonSet on each node that should run it, and writes its status."""
 
     KIND = "DaemonSet"
-    watches = frozenset({"DaemonSet", "Pod", "Node"})
+    watches = frozenset({"DaemonSet", "Pod", "Node", "ServiceAccount"})
 
     def __init__(self) -> None:
         self._made: dict[str, int] = {}  # DaemonSet uid -> pods created so far (the names' seed)
@@ -75,8 +84,12 @@ class DaemonSetController(WorkloadController):
             on_node[node] = [] if node not in wanted else pods[:1]
         for node in eligible:
             if not on_node.get(node):
-                on_node[node] = [self._create(api, ds, node, revision)]
-        self._roll(api, ds, {n: on_node[n][0] for n in eligible}, revision)
+                try:
+                    on_node[node] = [self._create(api, ds, node, revision)]
+                except ClusterError as exc:
+                    record_failed_create(api.events, ds, f"Error creating: {exc}", COMPONENT)
+                    break
+        self._roll(api, ds, {n: on_node[n][0] for n in eligible if on_node.get(n)}, revision)
         _write_status(api, api.index.get("DaemonSet", item) or ds, eligible, on_node, revision)
 
     def _create(self, api: ControllerApi, ds: dict, node: str, revision: str) -> dict:

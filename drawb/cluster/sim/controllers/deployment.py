@@ -7,7 +7,7 @@ ReplicaSet up as far as the surge allows and the old ones down as far as availab
 step as pods become ready; ``Recreate`` scales the old ones to 0 and creates the new one once their
 pods are gone. Each scaling is a ``ScalingReplicaSet`` event (``Scaled up replica set X from 0 to 3``).
 The status sums the ReplicaSets' counts and sets the ``Available`` and ``Progressing`` conditions as the
-controller words them. Not simulated: ``paused``, ``progressDeadlineSeconds`` (never ``ProgressDeadlineExceeded``),
+controller words them, and a ReplicaSet's ``ReplicaFailure`` (a pod the API server refused) as its own. Not simulated: ``paused``, ``progressDeadlineSeconds`` (never ``ProgressDeadlineExceeded``),
 ``minReadySeconds``, ``revisionHistoryLimit`` (old ReplicaSets at 0 are kept) and rollbacks.
 """
 
@@ -216,4 +216,19 @@ def _write_status(api: ControllerApi, deploy: dict, new: dict | None, owned: lis
                       "Deployment does not have minimum availability.", now)
     if new is not None:
         _set_progressing(status, deploy.get("status") or {}, new, wanted, now)
+    _copy_replica_failure(status, [new] if new is not None else [], owned)
     write_status(api, deploy, status)
+
+
+def _copy_replica_failure(status: dict, new: list[dict], owned: list[dict]) -> None:
+    """The ``ReplicaFailure`` condition of a ReplicaSet (the new one's first) becomes the Deployment's; without
+    one, the Deployment has none."""
+    failure = next((c for rs in [*new, *owned] for c in (rs.get("status") or {}).get("conditions") or ()
+                    if c["type"] == "ReplicaFailure"), None)
+    conditions = [c for c in status.get("conditions") or () if c["type"] != "ReplicaFailure"]
+    if failure is not None:
+        when = failure.get("lastTransitionTime")
+        conditions.append({"type": "ReplicaFailure", "status": failure["status"], "lastUpdateTime": when,
+                           "lastTransitionTime": when, "reason": failure["reason"], "message": failure["message"]})
+    if conditions or "conditions" in status:
+        status["conditions"] = conditions

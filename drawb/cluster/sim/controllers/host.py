@@ -18,7 +18,8 @@ class Host(Protocol):
     now: float
 
     def create(self, obj: dict) -> dict:
-        """Store a new object (the other loops hear of it: a pod is scheduled, a Job synced)."""
+        """Store a new object (the other loops hear of it: a pod is scheduled, a Job synced); ClusterError when
+        the API server refuses it (a pod whose ServiceAccount does not exist)."""
 
     def update(self, obj: dict) -> dict:
         """Store a changed copy of an object (a status written back)."""

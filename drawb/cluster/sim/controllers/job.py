@@ -10,6 +10,8 @@ defaults of ``parallelism`` (1), ``completions`` (1 when neither is set), ``back
   (``<job>-<index>-`` plus 5 for ``Indexed``, whose pods also carry the completion index as label,
   annotation, ``JOB_COMPLETION_INDEX`` and hostname ``<job>-<index>``), owned by the Job, with the
   ``batch.kubernetes.io/job-tracking`` finalizer until it has counted the pod; ``SuccessfulCreate`` events;
+  a pod the API server refuses (its ServiceAccount does not exist) is a ``FailedCreate`` warning
+  (``Error creating: ...``), and the Job is synced again when a ServiceAccount its pods run as is created;
 * it syncs a Job at once when the Job changes, and one second after its pods change (the controller's batch
   period: many pod changes, one sync);
 * a pod that ended is counted (``succeeded``, ``failed``, ``completedIndexes``), a pod deleted before it
@@ -29,9 +31,17 @@ Not modelled: ``backoffLimitPerIndex`` and the ``FailIndex`` action, ``successPo
 
 from __future__ import annotations
 
+from drawb.cluster.protocol import ClusterError
 from drawb.cluster.sim.controllers.host import Host, NsKey
-from drawb.cluster.sim.controllers.owners import generated_name, is_done, is_ready, pod_from_template
+from drawb.cluster.sim.controllers.owners import (
+    generated_name,
+    is_done,
+    is_ready,
+    pod_from_template,
+    record_failed_create,
+)
 from drawb.cluster.sim.controllers.queued import QueuedController
+from drawb.cluster.sim.controllers.workload import users_of_account
 from drawb.cluster.sim.tree import copy_tree
 
 COMPONENT = "job-controller"
@@ -178,6 +188,13 @@ class JobController(QueuedController):
         self._started: dict[str, float] = {}  # Job uid -> simulated second it started
         self._ended: dict[str, float] = {}  # Job uid -> simulated second it finished
         self._failures: dict[str, tuple[int, float]] = {}  # Job uid -> (failures since a success, last failure)
+
+    def changed(self, kind: str, key: NsKey, obj: dict, deleted: bool) -> None:
+        """Follow Jobs and their pods; a new ServiceAccount queues the Jobs whose pods run as it."""
+        if kind == "ServiceAccount":
+            self._queue.update(dict.fromkeys([] if deleted else users_of_account(self.objects, obj)))
+        else:
+            super().changed(kind, key, obj, deleted)
 
     def _owned_changed(self, key: NsKey, obj: dict, deleted: bool, owner: dict) -> None:
         """Follow the pods Jobs control."""
@@ -354,7 +371,11 @@ class JobController(QueuedController):
         for index in indexes:
             serial = self._created.get(uid, 0)
             self._created[uid] = serial + 1
-            pod = self.host.create(pod_for(job, serial, index))
+            try:
+                pod = self.host.create(pod_for(job, serial, index))
+            except ClusterError as exc:
+                record_failed_create(self.host.events, job, f"Error creating: {exc}", COMPONENT)
+                break
             active.append(pod)
             self.host.events.record(job, type_="Normal", reason="SuccessfulCreate",
                                     message=f"Created pod: {pod['metadata']['name']}", component=COMPONENT,

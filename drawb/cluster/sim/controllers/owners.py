@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from drawb.cluster.sim.events import EventRecorder
 from drawb.cluster.sim.tree import copy_tree
 from drawb.gpu.driver import name_suffix, stable_hex
 
@@ -107,3 +108,8 @@ def bump_generation(new: dict, existing: dict | None) -> None:
     old = ((existing or {}).get("metadata") or {}).get("generation") or 0
     changed = existing is None or new.get("spec") != existing.get("spec")
     new["metadata"]["generation"] = old + 1 if changed else old
+
+
+def record_failed_create(events: EventRecorder, owner: dict, message: str, component: str) -> None:
+    """The ``FailedCreate`` warning a controller records about ``owner`` when the API server refuses its pod."""
+    events.record_counted(owner, type_="Warning", reason="FailedCreate", message=message, component=component)

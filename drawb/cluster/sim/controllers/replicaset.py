@@ -5,14 +5,18 @@ extra pods are deleted, those worth least first as the controller ranks them: no
 pending, then not ready, then the newest (``SuccessfulDelete``, ``Deleted pod: X``). Pods that ended
 (Succeeded, Failed) no longer count and are replaced; the controller leaves them be. Its status
 counts ``replicas``, ``fullyLabeledReplicas``, ``readyReplicas`` and ``availableReplicas`` (ready pods:
-``minReadySeconds`` is not simulated) at ``observedGeneration``.
+``minReadySeconds`` is not simulated) at ``observedGeneration``. A pod the API server refuses (its
+ServiceAccount does not exist) is a ``FailedCreate`` warning (``Error creating: ...``) and the condition
+``ReplicaFailure``; the controller creates no more in that pass (as its slow start stops at a failed batch) and
+tries again when a ServiceAccount its template names is created.
 """
 
 from __future__ import annotations
 
+from drawb.cluster.protocol import ClusterError
 from drawb.cluster.sim.controllers.api import ControllerApi
 from drawb.cluster.sim.controllers.index import NsKey
-from drawb.cluster.sim.controllers.owners import is_active, is_ready, pod_from_template
+from drawb.cluster.sim.controllers.owners import is_active, is_ready, pod_from_template, record_failed_create
 from drawb.cluster.sim.controllers.workload import WorkloadController, unused_pod_name, write_status
 
 COMPONENT = "replicaset-controller"
@@ -23,7 +27,7 @@ class ReplicaSetController(WorkloadController):
     """Creates and deletes a ReplicaSet's pods and writes its status."""
 
     KIND = "ReplicaSet"
-    watches = frozenset({"ReplicaSet", "Pod"})
+    watches = frozenset({"ReplicaSet", "Pod", "ServiceAccount"})
 
     def __init__(self) -> None:
         self._made: dict[str, int] = {}  # ReplicaSet uid -> pods created so far (the names' seed)
@@ -33,9 +37,15 @@ class ReplicaSetController(WorkloadController):
         uid = rs["metadata"].get("uid", "")
         active = [p for p in api.index.owned(uid, "Pod") if is_active(p)]
         wanted = int((rs.get("spec") or {}).get("replicas", 1))
+        failure = None
         if len(active) < wanted:
             for _ in range(wanted - len(active)):
-                active.append(self._create(api, rs))
+                try:
+                    active.append(self._create(api, rs))
+                except ClusterError as exc:
+                    failure = str(exc)
+                    record_failed_create(api.events, rs, f"Error creating: {failure}", COMPONENT)
+                    break
         elif len(active) > wanted:
             doomed = sorted(active, key=_deletion_rank)[: len(active) - wanted]
             for pod in doomed:
@@ -43,7 +53,7 @@ class ReplicaSetController(WorkloadController):
                 api.events.record(rs, type_="Normal", reason="SuccessfulDelete",
                                   message=f"Deleted pod: {pod['metadata']['name']}", component=COMPONENT, core_v1=True)
             active = [p for p in active if p not in doomed]
-        _write_status(api, api.index.get("ReplicaSet", item) or rs, active)
+        _write_status(api, api.index.get("ReplicaSet", item) or rs, active, failure)
 
     def _create(self, api: ControllerApi, rs: dict) -> dict:
         name = unused_pod_name(api, rs, self._made, "pod")
@@ -66,7 +76,7 @@ def _negated(text: str) -> tuple[int, ...]:
     return tuple(-ord(c) for c in text)
 
 
-def _write_status(api: ControllerApi, rs: dict, active: list[dict]) -> None:
+def _write_status(api: ControllerApi, rs: dict, active: list[dict], failure: str | None) -> None:
     selector = ((rs.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
     ready = sum(1 for p in active if is_ready(p))
     status = {
@@ -78,4 +88,8 @@ def _write_status(api: ControllerApi, rs: dict, active: list[dict]) -> None:
         "observedGeneration": rs["metadata"].get("generation", 1),
     }
     status = {k: v for k, v in status.items() if v or k == "replicas"}  # the others are omitted when 0
+    old = next((c for c in (rs.get("status") or {}).get("conditions") or () if c["type"] == "ReplicaFailure"), None)
+    if failure is not None:  # set once; it stays, with its first message, until a pass creates what it must
+        status["conditions"] = [old or {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+                                        "message": failure, "lastTransitionTime": api.timestamp()}]
     write_status(api, rs, status)

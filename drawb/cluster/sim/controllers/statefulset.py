@@ -8,16 +8,24 @@ ordinal first, one at a time while the rest are Running and Ready; ``Parallel`` 
 at once. A pod that ended (Succeeded, Failed) is deleted and made again. A new template is rolled out
 (``RollingUpdate``, ``partition`` honoured) from the highest ordinal down, one pod at a time once all are
 Running and Ready; ``OnDelete`` waits for the user to delete them. Events: ``create Pod web-0 in
-StatefulSet web successful``. Not simulated: ``volumeClaimTemplates`` (no PersistentVolumeClaims are made;
+StatefulSet web successful``; a pod the API server refuses (its ServiceAccount does not exist) is ``create Pod
+web-0 in StatefulSet web failed error: ...`` (``FailedCreate``), made again once that ServiceAccount is created. Not simulated: ``volumeClaimTemplates`` (no PersistentVolumeClaims are made;
 pods start without them), ControllerRevision objects (the revision names are the pods' labels'),
 ``minReadySeconds`` and ``maxUnavailable``.
 """
 
 from __future__ import annotations
 
+from drawb.cluster.protocol import ClusterError
 from drawb.cluster.sim.controllers.api import ControllerApi
 from drawb.cluster.sim.controllers.index import NsKey
-from drawb.cluster.sim.controllers.owners import is_done, is_ready, pod_from_template, template_hash
+from drawb.cluster.sim.controllers.owners import (
+    is_done,
+    is_ready,
+    pod_from_template,
+    record_failed_create,
+    template_hash,
+)
 from drawb.cluster.sim.controllers.workload import WorkloadController, write_status
 
 COMPONENT = "statefulset-controller"
@@ -30,7 +38,7 @@ class StatefulSetController(WorkloadController):
     """Creates, deletes and updates a StatefulSet's pods in order and writes its status."""
 
     KIND = "StatefulSet"
-    watches = frozenset({"StatefulSet", "Pod"})
+    watches = frozenset({"StatefulSet", "Pod", "ServiceAccount"})
 
     def reconcile(self, api: ControllerApi, item: NsKey, sts: dict) -> None:
         """Create, delete and update the pods in order, then write the status."""
@@ -46,8 +54,13 @@ class StatefulSetController(WorkloadController):
         settled = True
         for ordinal in range(wanted):
             if ordinal not in pods:
-                pods[ordinal] = _create(api, sts, ordinal, revision)
                 settled = False
+                try:
+                    pods[ordinal] = _create(api, sts, ordinal, revision)
+                except ClusterError as exc:  # its ServiceAccount does not exist: tried again once it does
+                    record_failed_create(api.events, sts, f"create Pod {sts['metadata']['name']}-{ordinal} in "
+                                         f"StatefulSet {sts['metadata']['name']} failed error: {exc}", COMPONENT)
+                    break
                 if ordered:
                     break
             elif not _running_and_ready(pods[ordinal]):

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from drawb.cluster.sim.controllers.api import ControllerApi
 from drawb.cluster.sim.controllers.index import NsKey, ObjectIndex
 from drawb.cluster.sim.controllers.owners import generated_name
+from drawb.cluster.sim.serviceaccounts import template_account
 from drawb.cluster.sim.tree import copy_tree
 
 
@@ -18,9 +19,13 @@ class WorkloadController:
     KIND = ""
 
     def wake(self, kind: str, obj: dict, deleted: bool, index: ObjectIndex) -> Iterable[NsKey]:
-        """The workload itself (not once deleted: the garbage collector takes over), or the one controlling ``obj``."""
+        """The workload itself (not once deleted: the garbage collector takes over), the one controlling ``obj``,
+        or, for a new ServiceAccount, the workloads whose pods run as it (a pod refused for want of it can be
+        created now)."""
         if kind == self.KIND:
             return [] if deleted else [(obj["metadata"].get("namespace") or "", obj["metadata"]["name"])]
+        if kind == "ServiceAccount":
+            return [] if deleted else users_of_account(index.by_kind[self.KIND], obj)
         return index.owners_of(self.KIND, obj)
 
     def sync(self, api: ControllerApi, item: NsKey) -> None:
@@ -51,3 +56,10 @@ def write_status(api: ControllerApi, workload: dict, status: dict) -> None:
         draft = copy_tree(workload)
         draft["status"] = status
         api.store(draft)
+
+
+def users_of_account(workloads: dict[NsKey, dict], account: dict) -> list[NsKey]:
+    """The keys of ``workloads`` in ``account``'s namespace whose pod template runs as ``account``."""
+    namespace, name = account["metadata"].get("namespace") or "", account["metadata"]["name"]
+    return [key for key, workload in workloads.items()
+            if key[0] == namespace and template_account(workload.get("spec") or {}) == name]

@@ -1,5 +1,5 @@
-"""ServiceAccounts as the API server's admission sees them: the account a pod runs as, and the refusal of a
-pod whose account does not exist (the ServiceAccount admission plugin, on creation only)."""
+"""The ServiceAccount a pod runs as, as the API server's ServiceAccount admission plugin reads it (the
+mounted account of a notebook pod is drawb.cluster.service_account's)."""
 
 from __future__ import annotations
 
