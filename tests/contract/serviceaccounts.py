@@ -76,9 +76,22 @@ def a_replicaset_makes_no_pod_until_its_service_account_exists(cluster: Cluster,
     wait_for(lambda: _replica_failure(cluster, "robot", namespace) is None, timeout=60, what="ReplicaFailure gone")
 
 
+
+def a_daemonset_records_failed_create_in_the_replicasets_words(cluster: Cluster, namespace: str) -> None:
+    template = {"metadata": {"labels": {"app": "agent"}}, "spec": _pod("", namespace, "watcher")["spec"]}
+    cluster.apply([{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": namespace},
+                    "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": template}}])
+    failed = wait_for(lambda: [e for e in cluster.list("Event", namespace) if e["reason"] == "FailedCreate"],
+                      timeout=60, what="a FailedCreate event")
+    assert {(e["involvedObject"]["kind"], e["type"], e["source"].get("component"), e["message"]) for e in failed} == {
+        ("DaemonSet", "Warning", "daemonset-controller", f"Error creating: {_refusal('agent-', namespace, 'watcher')}")}
+    assert cluster.list("Pod", namespace) == []
+
+
 SERVICE_ACCOUNT_CASES = [
     a_pod_runs_as_the_namespaces_default_service_account,
     a_pod_whose_service_account_does_not_exist_is_refused,
     a_pod_after_its_new_service_account_is_created,
     a_replicaset_makes_no_pod_until_its_service_account_exists,
+    a_daemonset_records_failed_create_in_the_replicasets_words,
 ]
