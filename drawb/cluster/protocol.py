@@ -145,6 +145,16 @@ class NotManagedByDrawb(ClusterError):
     """drawb refuses to change an object it did not create."""
 
 
+class DryRunObjects(list):
+    """What a dry-run apply returns: the objects as the server would store them, and in ``unchecked`` the
+    positions of those it could not check yet (each needs a Namespace or ServiceAccount the same apply creates,
+    and a dry run creates nothing: the server checks them when they are applied)."""
+
+    def __init__(self, objects: list[dict], unchecked: tuple[int, ...] = ()):
+        super().__init__(objects)
+        self.unchecked = unchecked
+
+
 def kind_of(name: str) -> Kind:
     """Look up a kind by name (``ResourceSlice``, or one of ``OTHER_KINDS``), with the known kinds in the error."""
     known = KINDS.get(name) or OTHER_KINDS.get(name)

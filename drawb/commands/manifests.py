@@ -12,7 +12,14 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from drawb.cluster.protocol import KINDS, OTHER_KINDS, ClusterError, NotConnected, NotManagedByDrawb, kind_of
+from drawb.cluster.protocol import (
+    KINDS,
+    OTHER_KINDS,
+    ClusterError,
+    NotConnected,
+    NotManagedByDrawb,
+    kind_of,
+)
 from drawb.cluster.refusal import Right, require_rights
 from drawb.commands.progress import Progress, progress_bar
 from drawb.commands.registry import arg, command
@@ -164,7 +171,7 @@ def apply(session: Session, args, cell) -> Applied:
 
 
 def _apply(session: Session, args, cell) -> Applied:
-    from drawb.render.rendered import answered_by
+    from drawb.render.rendered import answered_by, unchecked_note
 
     with progress_bar(session, "apply") as bar:
         sources = _sources(session, [*args.files, *args.paths], cell, bar)
@@ -187,7 +194,8 @@ def _apply(session: Session, args, cell) -> Applied:
                 what = "got no answer" if isinstance(exc, NotConnected) else "was refused"
                 exc.args = (f"{_document_at(sources, exc.index)} {what}: {exc}",)
             raise
-    status = f"{'dry run' if args.dry_run else 'applied'}: {len(objects)} object(s), accepted by {answered_by(cluster)}"
+    status = (f"{'dry run' if args.dry_run else 'applied'}: {len(objects)} object(s), accepted by "
+              f"{answered_by(cluster)}{unchecked_note(objects)}")
     notes = [] if args.dry_run else _workload_notes(objects, session.prog)
     return Applied(status, objects, [str(f) for f in report.warnings], notes)
 

@@ -24,6 +24,16 @@ def answered_by(cluster: Any) -> str:
     return f"the simulated cluster (Kubernetes {versions.rules_minor(str(cluster.server_version()))} rules)"
 
 
+def unchecked_note(objects: list[dict]) -> str:
+    """``; N of them not checked yet ...`` for a dry run that left some unchecked (a cluster's dry run says which,
+    in ``unchecked``: ``drawb.cluster.protocol.DryRunObjects``), else nothing."""
+    unchecked = getattr(objects, "unchecked", ())
+    if not unchecked:
+        return ""
+    return (f"; {len(unchecked)} of them not checked yet (in a Namespace, or running as a ServiceAccount, that "
+            "this apply creates: the server checks them when they are applied)")
+
+
 @dataclass
 class Rendered:
     """Validated manifests rendered from one template with one set of values."""
@@ -79,7 +89,8 @@ class Rendered:
         """One line: what was rendered, and what the cluster made of it."""
         line = f"{self.template}: " + ", ".join(self.summary())
         if self.applied == "dry run":
-            line += f" (accepted by {self.answered_by}, dry run: {len(self.server_objects)} object(s))"
+            line += (f" (accepted by {self.answered_by}, dry run: {len(self.server_objects)} object(s)"
+                     f"{unchecked_note(self.server_objects)})")
         elif self.applied == "applied":
             line += f" (applied: {len(self.server_objects)} object(s), accepted by {self.answered_by})"
         return line

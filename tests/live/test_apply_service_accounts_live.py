@@ -28,11 +28,11 @@ def pod(name: str, spec: dict) -> dict:
 def apply(control_plane, namespace, tmp_path, capsys):
     """``drawb apply -f`` of documents written to a file, into the test's namespace: the exit code, stderr and
     the file's path."""
-    def run(*documents: dict) -> tuple[int, str, str]:
+    def run(*documents: dict, dry_run: bool = False) -> tuple[int, str, str]:
         path = tmp_path / "manifest.yaml"
         path.write_text(yaml.safe_dump_all(documents))
         code = main(["--kubeconfig", str(control_plane.kubeconfig), "--namespace", namespace,
-                     "apply", "-f", str(path)])
+                     "apply", "-f", str(path), *(["--dry-run"] if dry_run else [])])
         return code, capsys.readouterr().err, str(path)
     return run
 
@@ -78,3 +78,15 @@ def test_a_pod_refused_when_applied_rolls_back_its_service_account(control_plane
     assert err.splitlines()[0].startswith(f'ClusterError: {path} document 2 (Pod/bad) was refused: Pod "bad" is invalid')
     assert "rolled back apply run" in err
     assert control_plane.api().get_or_none(path_for("ServiceAccount", "runner3", namespace)) is None
+
+
+def test_a_dry_run_says_which_pods_the_server_could_not_check_yet(control_plane, namespace, apply):
+    code, err, _ = apply(account("later"), pod("waits", {"serviceAccountName": "later"}), pod("plain", {}),
+                         dry_run=True)
+    assert code == 0, err
+    assert err.splitlines()[0] == (
+        "dry run: 3 object(s), accepted by the API server; 1 of them not checked yet (in a Namespace, or running "
+        "as a ServiceAccount, that this apply creates: the server checks them when they are applied)")
+    assert control_plane.api().get_or_none(path_for("ServiceAccount", "later", namespace)) is None
+    code, err, _ = apply(pod("plain", {}), dry_run=True)
+    assert code == 0 and err.splitlines()[0] == "dry run: 1 object(s), accepted by the API server", err

@@ -21,6 +21,7 @@ from drawb.cluster.protocol import (
     FIELD_MANAGER,
     KINDS,
     ClusterError,
+    DryRunObjects,
     NotManagedByDrawb,
     about_object,
     group_version_path,
@@ -195,7 +196,7 @@ class KubeCluster:
             with about_object(index):
                 checked.append(obj if wait else self._apply_one(obj, dry_run=True))
         if dry_run or journal is None:
-            return checked
+            return DryRunObjects(checked, tuple(index for index, wait in enumerate(waits) if wait))
         applied = []
         for index, (obj, previous) in enumerate(zip(labelled, before)):
             step("applying", index + 1, len(labelled))

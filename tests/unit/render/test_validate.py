@@ -347,3 +347,12 @@ def test_documents_that_differ_only_in_name_get_the_same_schema_findings():
     nameless = copy.deepcopy(first)
     nameless["metadata"]["name"] = 7  # a name that is not a string is part of what the schema judges
     assert ("metadata.name", "7 is not of type 'string', 'null'") in [(i.path, i.message) for i in validate_documents([nameless])]
+
+
+def test_a_dry_run_that_left_objects_unchecked_says_how_many():
+    from drawb.cluster.protocol import DryRunObjects
+    from drawb.render.rendered import unchecked_note
+
+    assert unchecked_note([{"kind": "Pod"}]) == unchecked_note(DryRunObjects([{"kind": "Pod"}])) == ""
+    note = unchecked_note(DryRunObjects([{"kind": "ServiceAccount"}, {"kind": "Pod"}], (1,)))
+    assert note.startswith("; 1 of them not checked yet (in a Namespace, or running as a ServiceAccount")
