@@ -9,6 +9,7 @@ import pytest
 from drawb.cluster.protocol import ClusterError
 from drawb.cluster.sim.cluster import SimCluster
 from drawb.inventory import device_frame
+from drawb.testing.build import target_k8s_version
 from drawb.testing.waiting import wait_for
 from tests.contract.cases import CASES
 from tests.contract.serviceaccounts import SERVICE_ACCOUNT_CASES
@@ -19,6 +20,10 @@ pytestmark = pytest.mark.live
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
 def test_kube_cluster_honours_the_contract(case, kube, namespace):
     case(kube, namespace)
+
+
+def test_the_server_is_the_version_under_test(kube):
+    assert kube.server_version() == target_k8s_version()
 
 
 @pytest.mark.parametrize("case", SERVICE_ACCOUNT_CASES, ids=lambda c: c.__name__)
